@@ -1,0 +1,1 @@
+"""L0: records, configurations, errors and the clock every other layer shares."""

@@ -1,0 +1,126 @@
+"""Configuration models: what a run was asked to do, and the SLOs a plan judges it by.
+
+Secrets never live here: the API key is referenced by the name of its environment variable,
+and extra headers keep only their names once stored (see `RunConfig.stored`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from servecap.core.errors import UserInputError
+
+Endpoint = Literal["chat", "completions"]
+Statistic = Literal["p90", "mean"]
+
+DEFAULT_LEVELS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+
+
+def strip_credentials(url: str) -> str:
+    """The URL without `user:password@`, so it can be stored and shown."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def validate_base_url(url: str) -> str:
+    """An http(s) URL with a host, normalised without a trailing slash."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserInputError(
+            f"invalid --base-url {strip_credentials(url)!r}: expected http(s)://host[:port]/v1"
+        )
+    try:
+        _ = parts.port
+    except ValueError as exc:
+        raise UserInputError(f"invalid port in --base-url {strip_credentials(url)!r}") from exc
+    return url.strip().rstrip("/")
+
+
+def parse_levels(text: str) -> list[int]:
+    """Concurrency levels from `1,2,4`: positive, de-duplicated, sorted."""
+    items = [part.strip() for part in text.split(",") if part.strip()]
+    if not items:
+        raise UserInputError("--concurrency needs at least one level, e.g. 1,2,4,8")
+    levels: list[int] = []
+    for item in items:
+        if not item.isdigit() or int(item) < 1:
+            raise UserInputError(f"invalid concurrency level {item!r}: levels are integers >= 1")
+        levels.append(int(item))
+    if max(levels) > 100_000:
+        raise UserInputError("concurrency levels above 100000 are not supported")
+    return sorted(set(levels))
+
+
+class ClientOptions(BaseModel):
+    """How the client talks to the server; shared by runs and preflight."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str = "http://127.0.0.1:8000/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    header_names: list[str] = Field(default_factory=list)
+    insecure: bool = False
+    ca_bundle: str | None = None
+    timeout_s: float = Field(default=600.0, gt=0)
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    stall_timeout_s: float = Field(default=60.0, gt=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        return validate_base_url(value)
+
+
+class RunConfig(BaseModel):
+    """Everything `servecap run` was asked to do. Stored in `run.json` (secret-free)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    model: str | None = None
+    endpoint: Endpoint = "chat"
+    concurrency: list[int] = Field(default_factory=lambda: list(DEFAULT_LEVELS))
+    rounds: int = Field(default=10, ge=1, le=1_000_000)
+    input_tokens: int = Field(default=128, ge=1, le=10_000_000)
+    output_tokens: int = Field(default=128, ge=1, le=10_000_000)
+    warmup: int = Field(default=1, ge=0, le=10_000)
+    seed: int = 0
+    out_dir: str = "results"
+    extra_body: dict[str, object] = Field(default_factory=dict)
+    client: ClientOptions = Field(default_factory=ClientOptions)
+    notes: str | None = None
+
+    @field_validator("concurrency")
+    @classmethod
+    def _check_levels(cls, value: list[int]) -> list[int]:
+        if not value or any(level < 1 for level in value):
+            raise ValueError("concurrency levels must be a non-empty list of integers >= 1")
+        return sorted(set(value))
+
+    def stored(self) -> dict[str, object]:
+        """The config as written to disk: credentials stripped from the URL."""
+        data = self.model_dump(mode="json")
+        client = data["client"]
+        assert isinstance(client, dict)
+        client["base_url"] = strip_credentials(self.client.base_url)
+        return data
+
+
+class SLO(BaseModel):
+    """Service-level objectives a plan judges levels by (the seed's defaults)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ttft_ms: float = Field(default=1000.0, gt=0)
+    tps: float = Field(default=15.0, ge=0)
+    statistic: Statistic = "p90"
+    think_time_s: float = Field(default=45.0, ge=0)

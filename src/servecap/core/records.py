@@ -1,0 +1,85 @@
+"""Raw per-request records: what the client saw, stamped in `perf_counter_ns`.
+
+These are the rows of `requests.jsonl`. Everything else (level summaries, capacity, reports)
+is derived from them, so they hold raw timestamps, never derived metrics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+RequestStatus = Literal["ok", "failed", "cancelled"]
+TokenSource = Literal["usage", "estimated"]
+
+# Failure reasons, as DESIGN.md lists them. A failed record carries exactly one.
+FAILURE_REASONS: tuple[str, ...] = (
+    "connect_refused",
+    "dns_error",
+    "tls_verify_failed",
+    "connect_error",
+    "http_4xx",
+    "http_5xx",
+    "rate_limited",
+    "header_timeout",
+    "stream_stall",
+    "total_timeout",
+    "stream_truncated",
+    "malformed_sse",
+    "unexpected_content_type",
+    "server_error_in_stream",
+    "response_too_large",
+    "empty_response",
+    "cancelled",
+    "client_error",
+)
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    """One request, from scheduling to the end of its stream.
+
+    `chunk_at` holds the arrival of every token-bearing chunk (content, reasoning or tool-call
+    delta). `chunk_tokens` holds each such chunk's token delta when the server reports per-chunk
+    usage, else it is empty and metrics spread the total evenly over the chunks.
+    """
+
+    request_id: int
+    concurrency: int
+    stream_index: int
+    scheduled_at: int
+    sent_at: int | None = None
+    first_byte_at: int | None = None
+    first_token_at: int | None = None
+    first_answer_at: int | None = None
+    last_token_at: int | None = None
+    ended_at: int | None = None
+    chunk_at: list[int] = field(default_factory=list)
+    chunk_tokens: list[int] = field(default_factory=list)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    token_source: TokenSource = "estimated"
+    status: RequestStatus = "ok"
+    reason: str | None = None
+    http_status: int | None = None
+    detail: str | None = None
+    output_chars: int = 0
+    finish_reason: str | None = None
+    warmup: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def output_tokens(self) -> int:
+        """Output tokens: server usage when present, else the estimate the client made."""
+        return self.completion_tokens or 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RequestRecord:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})

@@ -1,0 +1,32 @@
+"""`run.json`: what a run is (config, server, deployment, status), never a secret."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RunSource = Literal["measured", "imported"]
+RunStatus = Literal["running", "complete", "incomplete"]
+
+
+class RunInfo(BaseModel):
+    """The metadata of one run directory."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: int = 1
+    name: str
+    source: RunSource = "measured"
+    status: RunStatus = "complete"
+    tool_version: str = ""
+    created_at: str = ""
+    anchor_wall_ns: int | None = None
+    anchor_perf_ns: int | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    server: dict[str, Any] = Field(default_factory=dict)
+    deployment: dict[str, Any] = Field(default_factory=dict)
+    time_scale: float | None = None
+    closed_loop: bool = True
+    notes: list[str] = Field(default_factory=list)
+    stop_reason: str | None = None

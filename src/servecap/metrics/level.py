@@ -1,0 +1,120 @@
+"""Summarise one concurrency level from its records (and the client's own health)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from servecap.core.records import RequestRecord
+from servecap.core.summary import DISTRIBUTION_METRICS, HIGHER_IS_BETTER, LevelSummary, column
+from servecap.metrics.request_metrics import RequestMetrics, chunk_gaps_ns, request_metrics
+from servecap.stats.percentiles import describe, small_sample_warnings
+
+NS_PER_MS = 1e6
+NS_PER_S = 1e9
+
+
+@dataclass(frozen=True, slots=True)
+class ClientHealth:
+    """How the load generator itself fared during a level."""
+
+    loop_lag_p99_ms: float
+    client_cpu_pct: float
+    client_bound: bool
+
+
+def _metric_values(metrics: list[RequestMetrics], records: list[RequestRecord]) -> dict[str, list]:
+    gaps = [g for r in records if r.ok for g in chunk_gaps_ns(r)]
+    return {
+        "ttft": [m.ttft_ns / NS_PER_MS for m in metrics],
+        "ttfa": [m.ttfa_ns / NS_PER_MS for m in metrics if m.ttfa_ns is not None],
+        "itl": [m.itl_ns / NS_PER_MS for m in metrics if m.itl_ns is not None],
+        "chunk_gap": [g / NS_PER_MS for g in gaps],
+        "tps": [m.tps for m in metrics if m.tps is not None],
+        "decode_tps": [m.decode_tps for m in metrics if m.decode_tps is not None],
+        "latency": [m.latency_ns / NS_PER_S for m in metrics],
+    }
+
+
+def _wall_ns(records: list[RequestRecord]) -> int | None:
+    sent = [r.sent_at for r in records if r.sent_at is not None]
+    ended = [r.ended_at for r in records if r.ended_at is not None]
+    if not sent or not ended:
+        return None
+    return max(ended) - min(sent)
+
+
+def summarise_level(
+    concurrency: int, records: Iterable[RequestRecord], health: ClientHealth | None = None
+) -> LevelSummary:
+    """The LevelSummary of one level's (non-warm-up) records."""
+    rows = [r for r in records if not r.warmup]
+    metrics = [m for m in map(request_metrics, rows) if m is not None]
+    failed = [r for r in rows if r.status == "failed"]
+    reasons = Counter(r.reason or "unknown" for r in rows if not r.ok)
+    fields: dict[str, object] = {
+        "concurrency": concurrency,
+        "n_requests": len(rows),
+        "n_ok": len(metrics),
+        "n_failed": len(failed),
+        "failures": dict(reasons),
+        "error_rate": len(failed) / len(rows) if rows else None,
+        "warnings": small_sample_warnings(len(metrics)),
+    }
+    for metric, values in _metric_values(metrics, rows).items():
+        stats = describe(values, higher_is_better=metric in HIGHER_IS_BETTER)
+        fields.update({column(metric, stat): value for stat, value in stats.items()})
+    fields.update(_throughput(rows, metrics))
+    if health is not None:
+        fields.update(
+            loop_lag_p99_ms=health.loop_lag_p99_ms,
+            client_cpu_pct=health.client_cpu_pct,
+            client_bound=health.client_bound,
+        )
+        if health.client_bound:
+            fields["warnings"] = [*fields["warnings"], "client-bound: the load generator lagged"]  # type: ignore[misc]
+    return LevelSummary.model_validate(fields)
+
+
+def _throughput(rows: list[RequestRecord], metrics: list[RequestMetrics]) -> dict[str, object]:
+    """Throughput over the level's wall time (first send to last completion), never 1/latency."""
+    wall_ns = _wall_ns(rows)
+    ok = [r for r in rows if r.ok]
+    out: dict[str, object] = {
+        "prompt_tokens_mean": _mean([r.prompt_tokens for r in ok if r.prompt_tokens is not None]),
+        "completion_tokens_mean": _mean([m.output_tokens for m in metrics]),
+        "tokens_from_usage": bool(ok) and all(r.token_source == "usage" for r in ok),
+    }
+    if not wall_ns or wall_ns <= 0:
+        return out
+    busy_ns = sum(r.ended_at - r.sent_at for r in rows if r.ended_at and r.sent_at is not None)
+    out.update(
+        wall_s=wall_ns / NS_PER_S,
+        rps=len(metrics) * NS_PER_S / wall_ns,
+        output_tok_s=sum(m.output_tokens for m in metrics) * NS_PER_S / wall_ns,
+        served_concurrency=busy_ns / wall_ns,
+    )
+    return out
+
+
+def _mean(values: list[int] | list[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def summarise_records(
+    records: Iterable[RequestRecord], health: dict[int, ClientHealth] | None = None
+) -> list[LevelSummary]:
+    """Level summaries for a whole run's records, grouped by concurrency."""
+    by_level: dict[int, list[RequestRecord]] = {}
+    for record in records:
+        by_level.setdefault(record.concurrency, []).append(record)
+    health = health or {}
+    return [
+        summarise_level(level, by_level[level], health.get(level)) for level in sorted(by_level)
+    ]
+
+
+__all__ = ["DISTRIBUTION_METRICS", "ClientHealth", "summarise_level", "summarise_records"]

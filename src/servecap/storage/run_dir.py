@@ -1,0 +1,176 @@
+"""Reading and writing one run directory.
+
+Layout: `run.json` (RunInfo), `requests.jsonl` (one RequestRecord a line, appended as each
+request ends), `summary.json` and `summary.csv` (one LevelSummary a level). A run killed
+mid-write leaves at most one torn last line in `requests.jsonl`; readers skip it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import ValidationError
+
+from servecap.core.errors import DataFormatError, UserInputError
+from servecap.core.records import RequestRecord
+from servecap.core.run_info import RunInfo
+from servecap.core.summary import SUMMARY_COLUMNS, LevelSummary
+from servecap.storage.safe_files import neutralise_cell, read_text_file, safe_name
+
+RUN_FILE = "run.json"
+REQUESTS_FILE = "requests.jsonl"
+SUMMARY_JSON = "summary.json"
+SUMMARY_CSV = "summary.csv"
+FILE_MODE = 0o644
+DIR_MODE = 0o755
+
+
+@dataclass
+class Run:
+    """A run as stored: its metadata, its level summaries and where its records are."""
+
+    path: Path
+    info: RunInfo
+    levels: list[LevelSummary]
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def has_records(self) -> bool:
+        return (self.path / REQUESTS_FILE).is_file()
+
+    def iter_records(self) -> Iterator[RequestRecord]:
+        return iter_records(self.path / REQUESTS_FILE)
+
+
+def new_run_dir(out_dir: Path, name: str) -> Path:
+    """Create a fresh, uniquely named run directory under `out_dir`."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    base = f"{safe_name(name)}-{stamp}"
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for suffix in ("", *(f"-{i}" for i in range(1, 1000))):
+            candidate = out_dir / f"{base}{suffix}"
+            try:
+                candidate.mkdir(mode=DIR_MODE)
+            except FileExistsError:
+                continue
+            os.chmod(candidate, DIR_MODE)
+            return candidate
+    except OSError as exc:
+        raise UserInputError(f"cannot create a run directory in {out_dir}: {exc}") from exc
+    raise UserInputError(f"too many runs named {base!r} in {out_dir}")
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.chmod(tmp, FILE_MODE)
+    os.replace(tmp, path)
+
+
+def write_run_info(run_dir: Path, info: RunInfo) -> None:
+    _write_atomic(run_dir / RUN_FILE, info.model_dump_json(indent=2) + "\n")
+
+
+def write_summaries(run_dir: Path, levels: list[LevelSummary]) -> None:
+    """Write `summary.json` and `summary.csv` (CSV cells neutralised against formulas)."""
+    rows = [level.model_dump(mode="json") for level in levels]
+    _write_atomic(run_dir / SUMMARY_JSON, json.dumps(rows, indent=2) + "\n")
+    tmp = run_dir / (SUMMARY_CSV + ".tmp")
+    with tmp.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(SUMMARY_COLUMNS))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: neutralise_cell(_csv_value(v)) for k, v in row.items()})
+    os.chmod(tmp, FILE_MODE)
+    os.replace(tmp, run_dir / SUMMARY_CSV)
+
+
+def _csv_value(value: Any) -> Any:
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True) if value else ""
+    if isinstance(value, list):
+        return "; ".join(str(v) for v in value)
+    return "" if value is None else value
+
+
+class RecordWriter:
+    """Appends records to `requests.jsonl`, one line each, flushed as it goes.
+
+    Each line is flushed to the OS when written, so a killed process loses nothing that
+    had finished; a crash mid-line leaves one torn line that `iter_records` skips.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle: IO[str] = path.open("a", encoding="utf-8")
+        os.chmod(path, FILE_MODE)
+
+    def write(self, record: RequestRecord) -> None:
+        self._handle.write(json.dumps(record.to_dict(), separators=(",", ":")) + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        if not self._handle.closed:
+            self._handle.close()
+
+
+def iter_records(path: Path) -> Iterator[RequestRecord]:
+    """Records from a JSONL file; a torn or unreadable line is skipped, not fatal."""
+    if not path.is_file():
+        return
+    with path.open("rb") as handle:
+        for raw in handle:
+            try:
+                data = json.loads(raw)
+                if isinstance(data, dict):
+                    yield RequestRecord.from_dict(data)
+            except (ValueError, TypeError):
+                continue
+
+
+def is_run_dir(path: Path) -> bool:
+    return (path / RUN_FILE).is_file()
+
+
+def find_run_dirs(path: Path) -> list[Path]:
+    """`path` itself if it is a run, else the runs directly inside it, sorted by name."""
+    if path.is_file() and path.name == RUN_FILE:
+        return [path.parent]
+    if is_run_dir(path):
+        return [path]
+    if not path.is_dir():
+        raise UserInputError(f"no such run or directory: {path}")
+    return sorted(child for child in path.iterdir() if is_run_dir(child))
+
+
+def load_run_info(run_dir: Path) -> RunInfo:
+    text = read_text_file(run_dir / RUN_FILE, "run file")
+    try:
+        return RunInfo.model_validate_json(text)
+    except ValidationError as exc:
+        raise DataFormatError(f"{run_dir / RUN_FILE} is not a valid run file: {exc}") from exc
+
+
+def load_summaries(run_dir: Path) -> list[LevelSummary] | None:
+    path = run_dir / SUMMARY_JSON
+    if not path.is_file():
+        return None
+    text = read_text_file(path, "summary file", limit=256 * 1024 * 1024)
+    try:
+        rows = json.loads(text)
+        if not isinstance(rows, list):
+            raise DataFormatError(f"{path} must hold a JSON list of levels")
+        return [LevelSummary.model_validate(row) for row in rows]
+    except (ValueError, ValidationError) as exc:
+        raise DataFormatError(f"{path} is not a valid summary: {exc}") from exc
