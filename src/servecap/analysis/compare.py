@@ -1,0 +1,141 @@
+"""The whole comparison: one call from level summaries to numbers, findings and choices."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from servecap.analysis.aggregate import (
+    AggregateSeries,
+    ThroughputPoint,
+    aggregate_output,
+    collapse_output_findings,
+    peak_findings,
+    system_throughput,
+)
+from servecap.analysis.collapse import flat_throughput_findings, ttft_jump_findings
+from servecap.analysis.consistency import (
+    ConsistencyRow,
+    consistency_findings,
+    consistency_rows,
+)
+from servecap.analysis.findings import Finding
+from servecap.analysis.metrics_view import metric_findings
+from servecap.analysis.recommend import Context, Recommendation, recommend
+from servecap.analysis.series import ConfigSeries
+from servecap.analysis.slo import SloAnalysis, boundary_findings, capacity_findings, slo_analysis
+from servecap.analysis.speedup import Pair, PairSpeedup, pair_speedup, speedup_findings
+from servecap.core.config import SLO
+
+
+class AnalysisOptions(BaseModel):
+    """SLOs and scenario bounds. The load bounds are the seed's: low c<=8, high c>16."""
+
+    slo: SLO = Field(default_factory=SLO)
+    low_load_max: int = 8
+    high_load_above: int = 16
+    reference: dict[str, str] = Field(default_factory=dict)
+
+
+class Analysis(BaseModel):
+    configs: list[str]
+    levels: list[int]
+    imported: list[str]
+    aggregates: list[AggregateSeries]
+    throughput: dict[str, list[ThroughputPoint]]
+    speedups: list[PairSpeedup]
+    consistency: list[ConsistencyRow]
+    slo: SloAnalysis
+    findings: list[Finding]
+    recommendations: list[Recommendation]
+
+    def section(self, name: str) -> list[Finding]:
+        return [f for f in self.findings if f.section == name]
+
+    def aggregate(self, config: str) -> AggregateSeries:
+        return next(a for a in self.aggregates if a.config == config)
+
+
+def analyse(
+    series: list[ConfigSeries], pairs: list[Pair], options: AnalysisOptions | None = None
+) -> Analysis:
+    """Compare `series` (one per configuration); `pairs` name spec/baseline comparisons."""
+    options = options or AnalysisOptions()
+    by_name = {s.name: s for s in series}
+    levels = sorted({c for s in series for c in s.concurrencies})
+    aggregates = [aggregate_output(s) for s in series]
+    speedups = [pair_speedup(p, by_name[p.spec], by_name[p.base]) for p in pairs]
+    rows = [row for s in series for row in consistency_rows(s)]
+    slo = slo_analysis(series, options.slo)
+    jumps = [f for s in series for f in ttft_jump_findings(s)]
+    findings = [
+        *_data_notes(series),
+        *metric_findings(series, levels),
+        *jumps,
+        *peak_findings(aggregates),
+        *collapse_output_findings(aggregates),
+        *[
+            f
+            for s, a in zip(series, aggregates, strict=True)
+            for f in flat_throughput_findings(s, a)
+        ],
+        *[f for sp in speedups for f in speedup_findings(sp)],
+        *boundary_findings(slo, [s.name for s in series]),
+        *capacity_findings(slo),
+        *consistency_findings(rows, jumps),
+    ]
+    ctx = Context(
+        series=by_name,
+        aggregates={a.config: a for a in aggregates},
+        slo=slo,
+        low_levels=[c for c in levels if c <= options.low_load_max] or levels[:1],
+        high_levels=[c for c in levels if c > options.high_load_above] or levels[-1:],
+    )
+    return Analysis(
+        configs=[s.name for s in series],
+        levels=levels,
+        imported=[s.name for s in series if s.imported],
+        aggregates=aggregates,
+        throughput={s.name: system_throughput(s) for s in series},
+        speedups=speedups,
+        consistency=rows,
+        slo=slo,
+        findings=findings,
+        recommendations=recommend(ctx, options.reference),
+    )
+
+
+def _data_notes(series: list[ConfigSeries]) -> list[Finding]:
+    """What the reader must know about the data before trusting a number."""
+    notes: list[Finding] = []
+    imported = [s.name for s in series if s.imported]
+    if imported:
+        notes.append(
+            Finding(
+                kind="imported_definitions",
+                section="data",
+                configs=imported,
+                severity="notice",
+                text=(
+                    f"{', '.join(imported)}: imported summaries. Their published P90 of TPS "
+                    "may be the upper 90th percentile (the seed tool's optimistic side), not "
+                    "servecap's low tail, so TPS P90 compliance is optimistic; their published "
+                    "RPS is one stream's rate (requests / sum of latencies), so this report "
+                    "shows system throughput as c / mean latency and aggregate output as "
+                    "TPS mean x c instead."
+                ),
+            )
+        )
+    for s in series:
+        bound = [lv.concurrency for lv in s.levels if lv.client_bound]
+        if bound:
+            notes.append(
+                Finding(
+                    kind="client_bound",
+                    section="data",
+                    configs=[s.name],
+                    severity="warning",
+                    text=f"{s.name}: the load generator could not keep up at c="
+                    f"{','.join(map(str, bound))}; those levels understate the server.",
+                )
+            )
+    return notes

@@ -1,0 +1,155 @@
+"""SLO compliance matrix, capacity (C_max and users) on P90 and mean, and the SLO boundary.
+
+The verdicts and capacity come from `stats.capacity.plan_levels`, the same definitions
+`servecap plan` uses; this module only arranges them per configuration.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from servecap.analysis.findings import Finding
+from servecap.analysis.series import ConfigSeries
+from servecap.core.config import SLO, Statistic
+from servecap.stats.capacity import plan_levels
+
+STATISTICS: tuple[Statistic, ...] = ("p90", "mean")
+
+
+class SloCell(BaseModel):
+    config: str
+    concurrency: int
+    ttft: float | None
+    tps: float | None
+    ttft_ok: bool
+    tps_ok: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.ttft_ok and self.tps_ok
+
+    @property
+    def marks(self) -> str:
+        return ("✓" if self.ttft_ok else "✗") + ("✓" if self.tps_ok else "✗")
+
+
+class CapacityRow(BaseModel):
+    config: str
+    statistic: Statistic
+    c_max: int | None
+    latency_mean_s: float | None
+    users: int | None
+
+
+class SloAnalysis(BaseModel):
+    slo: SLO
+    matrix: dict[str, list[SloCell]]  # statistic -> cells (config-major, level order)
+    capacity: dict[str, list[CapacityRow]]  # statistic -> one row per config
+
+    def cells(self, statistic: str, config: str) -> list[SloCell]:
+        return [c for c in self.matrix[statistic] if c.config == config]
+
+    def capacity_of(self, statistic: str, config: str) -> CapacityRow | None:
+        return next((r for r in self.capacity[statistic] if r.config == config), None)
+
+
+def slo_analysis(series: list[ConfigSeries], slo: SLO) -> SloAnalysis:
+    """Verdicts and capacity for every config, on both statistics."""
+    matrix: dict[str, list[SloCell]] = {}
+    capacity: dict[str, list[CapacityRow]] = {}
+    for stat in STATISTICS:
+        judged = slo.model_copy(update={"statistic": stat})
+        matrix[stat], capacity[stat] = [], []
+        for cfg in series:
+            plan = plan_levels(cfg.levels, judged)
+            matrix[stat].extend(
+                SloCell(config=cfg.name, **v.model_dump(exclude={"ok"})) for v in plan.levels
+            )
+            capacity[stat].append(
+                CapacityRow(
+                    config=cfg.name,
+                    statistic=stat,
+                    c_max=plan.c_max,
+                    latency_mean_s=plan.latency_mean_s,
+                    users=plan.users,
+                )
+            )
+    return SloAnalysis(slo=slo, matrix=matrix, capacity=capacity)
+
+
+def boundary_findings(analysis: SloAnalysis, configs: list[str]) -> list[Finding]:
+    """For each config: up to which level it meets both SLOs, and what breaks first."""
+    stat = analysis.slo.statistic
+    findings: list[Finding] = []
+    for config in configs:
+        cells = analysis.cells(stat, config)
+        cap = analysis.capacity_of(stat, config)
+        first_bad = next((c for c in cells if not c.ok), None)
+        findings.append(_boundary(config, stat, analysis.slo, cells, first_bad, cap))
+    return findings
+
+
+def _boundary(
+    config: str,
+    stat: str,
+    slo: SLO,
+    cells: list[SloCell],
+    bad: SloCell | None,
+    cap: CapacityRow | None,
+) -> Finding:
+    label = stat.upper() if stat == "p90" else "mean"
+    if bad is None:
+        top = cells[-1] if cells else None
+        return Finding(
+            kind="slo_boundary",
+            section="slo",
+            configs=[config],
+            text=(
+                f"{config}: meets both SLOs ({label}) at every level up to c="
+                f"{top.concurrency if top else '?'}."
+            ),
+        )
+    misses = []
+    if not bad.ttft_ok:
+        misses.append(f"TTFT {label} {_num(bad.ttft, 1)} ms > {slo.ttft_ms:g} ms")
+    if not bad.tps_ok:
+        misses.append(f"TPS {label} {_num(bad.tps, 1)} tok/s < {slo.tps:g} tok/s")
+    upto = f"up to c={cap.c_max}" if cap and cap.c_max else "at no level"
+    return Finding(
+        kind="slo_boundary",
+        section="slo",
+        configs=[config],
+        concurrency=bad.concurrency,
+        text=f"{config}: meets both SLOs ({label}) {upto}; at c={bad.concurrency} "
+        + " and ".join(misses)
+        + ".",
+        numbers={"ttft": bad.ttft, "tps": bad.tps, "c_max": cap.c_max if cap else None},
+    )
+
+
+def _num(value: float | None, digits: int) -> str:
+    return "n/a (missing)" if value is None else f"{value:.{digits}f}"
+
+
+def capacity_findings(analysis: SloAnalysis) -> list[Finding]:
+    """Users served per config on both statistics (relative ranking, not an absolute promise)."""
+    findings: list[Finding] = []
+    for stat in STATISTICS:
+        rows = [r for r in analysis.capacity[stat] if r.users is not None]
+        if not rows:
+            continue
+        best = max(rows, key=lambda r: r.users or 0)
+        parts = ", ".join(f"{r.config} {r.users} (C_max {r.c_max})" for r in rows)
+        findings.append(
+            Finding(
+                kind="capacity",
+                section="capacity",
+                configs=[best.config],
+                text=(
+                    f"Users within SLO ({stat.upper() if stat == 'p90' else 'mean'}, think time "
+                    f"{analysis.slo.think_time_s:g} s): {parts}; most: {best.config}."
+                ),
+                numbers={r.config: float(r.users or 0) for r in rows},
+            )
+        )
+    return findings
