@@ -1,1 +1,1 @@
-"""servecap.client."""
+"""L2: the HTTP + SSE client for OpenAI-compatible servers (meets `load.Backend`)."""

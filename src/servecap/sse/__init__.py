@@ -1,1 +1,1 @@
-"""servecap.sse."""
+"""L1: a sans-I/O decoder for server-sent events."""

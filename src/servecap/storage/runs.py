@@ -9,12 +9,12 @@ from pathlib import Path
 from servecap.core.errors import UserInputError
 from servecap.metrics.level import ClientHealth, summarise_records
 from servecap.storage.run_dir import (
+    REQUESTS_FILE,
     Run,
     find_run_dirs,
     iter_records,
     load_run_info,
     load_summaries,
-    REQUESTS_FILE,
 )
 
 

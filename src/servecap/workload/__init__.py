@@ -1,1 +1,1 @@
-"""servecap.workload."""
+"""L1: the prompts a run sends."""

@@ -1,0 +1,54 @@
+"""`plan_capacity`: SLO matrix, C_max and users for stored runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from servecap.core.config import SLO
+from servecap.stats.capacity import CapacityPlan, plan_levels
+from servecap.storage.runs import Run, load_runs
+
+
+class RunCapacity(BaseModel):
+    """One run's capacity under an SLO (the stable `plan --format json` shape)."""
+
+    name: str
+    c_max: int | None
+    latency_mean_s: float | None
+    users: int | None
+    levels: list[dict[str, Any]]
+
+
+class CapacityReport(BaseModel):
+    slo: SLO
+    runs: list[RunCapacity]
+
+
+def plan_run(run: Run, slo: SLO) -> CapacityPlan:
+    return plan_levels(run.levels, slo)
+
+
+def plan_runs(runs: Sequence[Run], slo: SLO) -> CapacityReport:
+    """Capacity of each run; levels in the documented JSON shape."""
+    items = []
+    for run in runs:
+        plan = plan_run(run, slo)
+        items.append(
+            RunCapacity(
+                name=run.name,
+                c_max=plan.c_max,
+                latency_mean_s=plan.latency_mean_s,
+                users=plan.users,
+                levels=[verdict.model_dump() for verdict in plan.levels],
+            )
+        )
+    return CapacityReport(slo=slo, runs=items)
+
+
+def plan_capacity(paths: Sequence[Path | str], slo: SLO) -> CapacityReport:
+    """Load the runs under `paths` and plan each."""
+    return plan_runs(load_runs(paths), slo)

@@ -1,0 +1,70 @@
+"""Checks made before any load is sent: output dir, file limits, server, model."""
+
+from __future__ import annotations
+
+import resource
+import shutil
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from servecap.client.server_info import list_models, probe_server
+from servecap.core.config import ClientOptions, RunConfig
+from servecap.core.errors import UserInputError
+
+MIN_FREE_BYTES = 16 * 1024 * 1024
+FDS_PER_STREAM = 1
+FD_HEADROOM = 64
+
+
+def check_output_dir(out_dir: Path) -> None:
+    """The output directory exists (or can be made), is writable and has room."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = out_dir / ".servecap-write-test"
+        probe.write_bytes(b"ok")
+        probe.unlink()
+    except OSError as exc:
+        raise UserInputError(f"cannot write to output directory {out_dir}: {exc.strerror}") from exc
+    free = shutil.disk_usage(out_dir).free
+    if free < MIN_FREE_BYTES:
+        raise UserInputError(f"output directory {out_dir} has only {free // 1024} KiB free")
+
+
+def ensure_file_limit(max_concurrency: int) -> None:
+    """Raise the soft open-file limit to fit the streams, or refuse before starting."""
+    needed = max_concurrency * FDS_PER_STREAM + FD_HEADROOM
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        raise UserInputError(
+            f"concurrency {max_concurrency} needs {needed} open files; the hard limit is {hard}"
+            " (raise it with ulimit -n)"
+        )
+    resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+
+
+async def resolve_model(
+    session: aiohttp.ClientSession, config: RunConfig
+) -> tuple[str, list[str]]:
+    """The model to use (the first served one unless named) and the server's list."""
+    models = await list_models(session, config.client)
+    if config.model is None:
+        if not models:
+            raise UserInputError("the server lists no models; pass --model")
+        return models[0], models
+    if models and config.model not in models:
+        shown = ", ".join(models[:10])
+        raise UserInputError(f"model {config.model!r} is not served here (served: {shown})")
+    return config.model, models
+
+
+async def describe_server(
+    session: aiohttp.ClientSession, options: ClientOptions, models: list[str]
+) -> dict[str, Any]:
+    """Server facts for run.json: models plus whatever the engine says about itself."""
+    info: dict[str, Any] = {"models": models[:50]}
+    info.update(await probe_server(session, options))
+    return info

@@ -1,0 +1,215 @@
+"""`run_benchmark`: a closed-loop concurrency sweep, saved as it goes.
+
+Order of work: validate and preflight (no load yet), create the run directory, warm up,
+then each level in turn; after every level the summaries on disk are rewritten, so a run
+that stops early keeps every level it finished and every request it recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from servecap import __version__
+from servecap.api.preflight import (
+    check_output_dir,
+    describe_server,
+    ensure_file_limit,
+    resolve_model,
+)
+from servecap.api.progress import NullProgress, ProgressSink
+from servecap.client.http import StreamingClient, make_session
+from servecap.core.clock import ClockAnchor
+from servecap.core.config import RunConfig
+from servecap.core.records import RequestRecord
+from servecap.core.run_info import RunInfo
+from servecap.core.summary import LevelSummary
+from servecap.load.closed_loop import run_closed_loop
+from servecap.load.monitor import ClientMonitor
+from servecap.metrics.level import summarise_level
+from servecap.storage.run_dir import (
+    REQUESTS_FILE,
+    RecordWriter,
+    new_run_dir,
+    write_run_info,
+    write_summaries,
+)
+from servecap.workload.prompts import build_prompts
+
+API_KEY_FALLBACK_ENV = "SERVECAP_API_KEY"
+
+
+@dataclass
+class Secrets:
+    """What must never be stored: the API key and extra header values."""
+
+    api_key: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, env_name: str, headers: dict[str, str] | None = None) -> Secrets:
+        key = os.environ.get(env_name) or os.environ.get(API_KEY_FALLBACK_ENV) or None
+        return cls(api_key=key, headers=dict(headers or {}))
+
+    def http_headers(self) -> dict[str, str]:
+        out = dict(self.headers)
+        if self.api_key:
+            out["Authorization"] = f"Bearer {self.api_key}"
+        return out
+
+
+@dataclass
+class RunOutcome:
+    run_dir: Path
+    info: RunInfo
+    levels: list[LevelSummary]
+
+
+class _Run:
+    """State of one benchmark while it runs."""
+
+    def __init__(self, config: RunConfig, progress: ProgressSink) -> None:
+        self.config = config
+        self.progress = progress
+        self.levels: list[LevelSummary] = []
+        self.health: dict[str, dict[str, Any]] = {}
+        self.ids = itertools.count()
+        self.prompts = itertools.cycle(build_prompts(config.input_tokens, config.seed))
+
+    def sink_for(self, writer: RecordWriter, bucket: list[RequestRecord]) -> Any:
+        def sink(record: RequestRecord) -> None:
+            writer.write(record)
+            bucket.append(record)
+            self.progress.request_done(record)
+
+        return sink
+
+
+async def run_benchmark_async(
+    config: RunConfig,
+    secrets: Secrets | None = None,
+    progress: ProgressSink | None = None,
+    stop: asyncio.Event | None = None,
+) -> RunOutcome:
+    """Preflight, sweep every level, and save. Cancelling the task ends it incomplete."""
+    secrets = secrets or Secrets.from_env(config.client.api_key_env)
+    state = _Run(config, progress or NullProgress())
+    out_dir = Path(config.out_dir)
+    check_output_dir(out_dir)
+    ensure_file_limit(max(config.concurrency))
+    pool = max(config.concurrency)
+    async with make_session(config.client, pool, secrets.http_headers()) as session:
+        model, models = await resolve_model(session, config)
+        server = await describe_server(session, config.client, models)
+        info = _new_info(config, model, server)
+        run_dir = new_run_dir(out_dir, info.name)
+        write_run_info(run_dir, info)
+        client = StreamingClient(
+            session, config.client, model, config.endpoint, config.output_tokens,
+            config.extra_body,
+        )
+        writer = RecordWriter(run_dir / REQUESTS_FILE)
+        total = config.warmup + sum(c * config.rounds for c in config.concurrency)
+        state.progress.started(total, str(run_dir), model)
+        try:
+            await _sweep(state, client, writer, stop)
+            info.status = "incomplete" if stop is not None and stop.is_set() else "complete"
+        except asyncio.CancelledError:
+            info.status, info.stop_reason = "incomplete", "interrupted"
+            raise
+        except OSError as exc:
+            info.status, info.stop_reason = "incomplete", f"write failed: {exc.strerror}"
+            raise
+        finally:
+            writer.close()
+            _save(run_dir, info, state)
+    return RunOutcome(run_dir=run_dir, info=info, levels=state.levels)
+
+
+async def _sweep(
+    state: _Run, client: StreamingClient, writer: RecordWriter, stop: asyncio.Event | None
+) -> None:
+    config = state.config
+    if config.warmup:
+        await run_closed_loop(
+            client, state.prompts, 1, config.warmup, state.ids,
+            state.sink_for(writer, []), stop, warmup=True,
+        )
+    for concurrency in config.concurrency:
+        if stop is not None and stop.is_set():
+            return
+        n_requests = concurrency * config.rounds
+        state.progress.level_started(concurrency, n_requests)
+        bucket: list[RequestRecord] = []
+        monitor = ClientMonitor()
+        try:
+            async with monitor:
+                await run_closed_loop(
+                    client, state.prompts, concurrency, n_requests, state.ids,
+                    state.sink_for(writer, bucket), stop,
+                )
+        finally:
+            _close_level(state, concurrency, bucket, monitor)
+
+
+def _close_level(
+    state: _Run, concurrency: int, bucket: list[RequestRecord], monitor: ClientMonitor
+) -> None:
+    if not bucket:
+        return
+    summary = summarise_level(concurrency, bucket, monitor.health)
+    state.levels.append(summary)
+    if monitor.health is not None:
+        state.health[str(concurrency)] = {
+            "loop_lag_p99_ms": monitor.health.loop_lag_p99_ms,
+            "client_cpu_pct": monitor.health.client_cpu_pct,
+            "client_bound": monitor.health.client_bound,
+        }
+    state.progress.level_done(summary)
+
+
+def _save(run_dir: Path, info: RunInfo, state: _Run) -> None:
+    setattr(info, "client_health", state.health)  # noqa: B010 - extra field, allowed
+    write_summaries(run_dir, state.levels)
+    write_run_info(run_dir, info)
+
+
+def _new_info(config: RunConfig, model: str, server: dict[str, Any]) -> RunInfo:
+    anchor = ClockAnchor.take()
+    raw_version = server.get("version")
+    version: dict[str, Any] = raw_version if isinstance(raw_version, dict) else {}
+    stored = config.stored()
+    stored["model"] = model
+    return RunInfo(
+        name=config.name or model,
+        status="running",
+        tool_version=__version__,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        anchor_wall_ns=anchor.wall_ns,
+        anchor_perf_ns=anchor.perf_ns,
+        config=stored,
+        server=server,
+        deployment=dict(version.get("deployment") or {}),
+        time_scale=version.get("time_scale"),
+    )
+
+
+def run_benchmark(
+    config: RunConfig, secrets: Secrets | None = None, progress: ProgressSink | None = None
+) -> RunOutcome:
+    """Synchronous wrapper: runs the sweep on uvloop where available."""
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        return runner.run(run_benchmark_async(config, secrets, progress))
+
+
+def _loop_factory() -> Any:
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency on POSIX
+        return None
+    return uvloop.new_event_loop

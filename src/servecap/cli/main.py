@@ -1,0 +1,32 @@
+"""The `servecap` command: thin commands that build a config, call api, and render."""
+
+from __future__ import annotations
+
+import typer
+
+from servecap.cli.plan_cmd import import_summary, plan, show
+from servecap.cli.run_cmd import run
+
+app = typer.Typer(
+    name="servecap",
+    help="Benchmark OpenAI-compatible inference servers and plan capacity from the results.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command()(run)
+app.command()(show)
+app.command()(plan)
+app.command("import-summary")(import_summary)
+
+
+@app.command()
+def version() -> None:
+    """Print servecap's version."""
+    from servecap import __version__
+
+    print(__version__)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

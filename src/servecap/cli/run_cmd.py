@@ -1,0 +1,180 @@
+"""`servecap run`: sweep a server over concurrency levels and save the run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from servecap.api.run import RunOutcome, Secrets, run_benchmark_async
+from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
+from servecap.cli.tables import levels_table
+from servecap.core.config import ClientOptions, RunConfig, parse_levels, validate_base_url
+from servecap.core.errors import UserInputError
+from servecap.core.records import RequestRecord
+from servecap.core.summary import LevelSummary
+
+
+class RichProgress:
+    """A progress bar over all requests, one line per finished level."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.bar = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("failed {task.fields[failed]}"), TimeElapsedColumn(), console=console,
+        )
+        self.task = self.bar.add_task("warm-up", total=None, failed=0)
+        self.failed = 0
+
+    def started(self, total_requests: int, run_dir: str, model: str) -> None:
+        self.console.print(f"model [bold]{model}[/]  ->  {run_dir}", markup=True, highlight=False)
+        self.bar.update(self.task, total=total_requests)
+        self.bar.start()
+
+    def level_started(self, concurrency: int, n_requests: int) -> None:
+        self.bar.update(self.task, description=f"c={concurrency}")
+
+    def request_done(self, record: RequestRecord) -> None:
+        if record.status == "failed":
+            self.failed += 1
+        self.bar.update(self.task, advance=1, failed=self.failed)
+
+    def level_done(self, summary: LevelSummary) -> None:
+        self.bar.console.print(
+            f"c={summary.concurrency}: ok {summary.n_ok} failed {summary.n_failed} "
+            f"TTFT mean {summary.ttft_mean_ms or 0:.1f} ms, TPS mean {summary.tps_mean or 0:.1f}",
+            highlight=False,
+        )
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+def parse_headers(values: list[str]) -> dict[str, str]:
+    headers = {}
+    for item in values:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise UserInputError(f"invalid --header {name.strip()!r}: expected 'Name: value'")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def parse_extra_body(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UserInputError(f"--extra-body is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise UserInputError("--extra-body must be a JSON object, e.g. '{\"ignore_eos\": true}'")
+    return value
+
+
+def build_config(**kw: Any) -> RunConfig:
+    try:
+        client = ClientOptions(
+            base_url=validate_base_url(kw["base_url"]), api_key_env=kw["api_key_env"],
+            header_names=sorted(kw["headers"]), insecure=kw["insecure"],
+            ca_bundle=kw["ca_bundle"], timeout_s=kw["timeout"],
+        )
+        return RunConfig(
+            name=kw["name"], model=kw["model"], endpoint=kw["endpoint"],
+            concurrency=parse_levels(kw["concurrency"]), rounds=kw["rounds"],
+            input_tokens=kw["input_tokens"], output_tokens=kw["output_tokens"],
+            warmup=kw["warmup"], seed=kw["seed"], out_dir=str(kw["out"]),
+            extra_body=kw["extra_body"], client=client, notes=kw["notes"],
+        )
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"])
+        raise UserInputError(f"invalid {where}: {problem['msg']}") from exc
+
+
+def execute(config: RunConfig, secrets: Secrets, console: Console) -> RunOutcome:
+    """Run with signal handling: first Ctrl-C/SIGTERM ends the run incomplete, second exits."""
+    progress = RichProgress(console)
+
+    async def main() -> RunOutcome:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        signals = {"count": 0}
+
+        def on_signal() -> None:
+            signals["count"] += 1
+            if signals["count"] > 1:
+                os._exit(EXIT_INTERRUPTED)
+            task.cancel()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, on_signal)
+        return await run_benchmark_async(config, secrets, progress)
+
+    try:
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            return runner.run(main())
+    except asyncio.CancelledError:
+        progress.stop()
+        console.print("interrupted: run saved, marked incomplete")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    finally:
+        progress.stop()
+
+
+def _loop_factory() -> Any:
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover
+        return None
+    return uvloop.new_event_loop
+
+
+@user_errors
+def run(
+    base_url: Annotated[str, typer.Option(help="Server base URL")] = "http://127.0.0.1:8000/v1",
+    model: Annotated[str | None, typer.Option(help="Model id (default: first served)")] = None,
+    endpoint: Annotated[str, typer.Option(help="chat or completions")] = "chat",
+    concurrency: Annotated[str, typer.Option(help="Levels, e.g. 1,2,4,8")] = "1,2,4,8,16,32,64",
+    rounds: Annotated[int, typer.Option(help="Requests per level = rounds x c")] = 10,
+    input_tokens: Annotated[int, typer.Option(help="Prompt length in tokens")] = 128,
+    output_tokens: Annotated[int, typer.Option(help="max_tokens per request")] = 128,
+    warmup: Annotated[int, typer.Option(help="Warm-up requests (not measured)")] = 1,
+    timeout: Annotated[float, typer.Option(help="Per-request total timeout, s")] = 600.0,
+    name: Annotated[str | None, typer.Option(help="Run name (default: model)")] = None,
+    out: Annotated[Path, typer.Option(help="Results directory")] = Path("results"),
+    seed: Annotated[int, typer.Option(help="Prompt shuffle seed")] = 0,
+    api_key_env: Annotated[str, typer.Option(help="Env var holding the API key")] = (
+        "OPENAI_API_KEY"
+    ),
+    header: Annotated[list[str] | None, typer.Option(help="Extra header 'Name: value'")] = None,
+    extra_body: Annotated[str | None, typer.Option(help="JSON merged into each body")] = None,
+    insecure: Annotated[bool, typer.Option(help="Skip TLS verification (recorded)")] = False,
+    ca_bundle: Annotated[str | None, typer.Option(help="CA bundle for TLS")] = None,
+    notes: Annotated[str | None, typer.Option(help="Deployment notes to store")] = None,
+) -> None:
+    """Closed-loop sweep: c streams per level, each sends its next request when one ends."""
+    if endpoint not in ("chat", "completions"):
+        raise fail_input(f"invalid --endpoint {endpoint!r}: use chat or completions")
+    headers = parse_headers(header or [])
+    config = build_config(
+        base_url=base_url, model=model, endpoint=endpoint, concurrency=concurrency,
+        rounds=rounds, input_tokens=input_tokens, output_tokens=output_tokens, warmup=warmup,
+        timeout=timeout, name=name, out=out, seed=seed, api_key_env=api_key_env,
+        headers=headers, extra_body=parse_extra_body(extra_body), insecure=insecure,
+        ca_bundle=ca_bundle, notes=notes,
+    )
+    console = Console(stderr=True)
+    outcome = execute(config, Secrets.from_env(api_key_env, headers), console)
+    Console().print(levels_table(f"{outcome.info.name} ({outcome.info.status})", outcome.levels))
+    print(f"run saved to {outcome.run_dir}")

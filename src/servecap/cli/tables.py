@@ -1,0 +1,50 @@
+"""Rich tables for level summaries and capacity plans (shared by run, show and plan)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from servecap.api.plan import RunCapacity
+from servecap.core.summary import LevelSummary
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def levels_table(title: str, levels: Sequence[LevelSummary]) -> Table:
+    """The per-level table: P90 is the tail (10th percentile for TPS)."""
+    table = Table(title=title, title_justify="left")
+    for name in (
+        "c", "ok", "fail", "TTFT ms mean", "TTFT P90", "ITL ms mean", "TPS mean", "TPS P90",
+        "lat s mean", "req/s", "out tok/s", "served c", "lag p99 ms", "note",
+    ):
+        table.add_column(name, justify="right" if name != "note" else "left")
+    for lv in levels:
+        note = "client-bound" if lv.client_bound else ""
+        table.add_row(
+            str(lv.concurrency), _fmt(lv.n_ok, 0), _fmt(lv.n_failed, 0),
+            _fmt(lv.ttft_mean_ms), _fmt(lv.ttft_p90_ms), _fmt(lv.itl_mean_ms, 2),
+            _fmt(lv.tps_mean), _fmt(lv.tps_p90), _fmt(lv.latency_mean_s, 2), _fmt(lv.rps, 2),
+            _fmt(lv.output_tok_s), _fmt(lv.served_concurrency, 1), _fmt(lv.loop_lag_p99_ms, 2),
+            note,
+        )
+    return table
+
+
+def capacity_table(run: RunCapacity, statistic: str) -> Table:
+    """SLO matrix of one run, with C_max and users in the title."""
+    users = "-" if run.users is None else str(run.users)
+    c_max = "-" if run.c_max is None else str(run.c_max)
+    title = f"{run.name}: C_max {c_max}, users {users} (SLOs on {statistic})"
+    table = Table(title=title, title_justify="left")
+    for name in ("c", f"TTFT {statistic} ms", "TTFT ok", f"TPS {statistic}", "TPS ok"):
+        table.add_column(name, justify="right")
+    for lv in run.levels:
+        table.add_row(
+            str(lv["concurrency"]), _fmt(lv["ttft"]), "yes" if lv["ttft_ok"] else "NO",
+            _fmt(lv["tps"]), "yes" if lv["tps_ok"] else "NO",
+        )
+    return table

@@ -1,0 +1,109 @@
+"""Interpret the JSON chunks of an OpenAI-compatible stream into a RequestRecord.
+
+A token-bearing chunk carries content, reasoning (`reasoning_content` or `reasoning`) or a
+tool-call delta; a role-only or empty chunk is not a token. Usage may arrive on its own
+final chunk (`include_usage`), on every chunk (`continuous_usage_stats`) or on the
+finish chunk (some servers, whatever is asked).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from servecap.client.failures import fail
+from servecap.core.records import RequestRecord
+
+DONE = "[DONE]"
+
+
+class ChunkReader:
+    """Per-request state while reading a stream; `feed` runs once per SSE event."""
+
+    __slots__ = ("chat", "done", "last_completion_tokens", "record")
+
+    def __init__(self, record: RequestRecord, chat: bool) -> None:
+        self.record = record
+        self.chat = chat
+        self.done = False
+        self.last_completion_tokens = 0
+
+    def feed(self, event: str, data: str, arrived_at: int) -> None:
+        """Apply one SSE event that arrived at `arrived_at` (perf_counter_ns)."""
+        if data == DONE:
+            self.done = True
+            return
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            fail(self.record, "malformed_sse", f"non-JSON data line: {data[:120]!r}")
+            return
+        if not isinstance(chunk, dict):
+            fail(self.record, "malformed_sse", "data line is not a JSON object")
+            return
+        if event == "error" or chunk.get("error"):
+            fail(self.record, "server_error_in_stream", _error_text(chunk))
+            return
+        choices = chunk.get("choices")
+        if choices and isinstance(choices, list) and isinstance(choices[0], dict):
+            self._choice(choices[0], chunk.get("usage"), arrived_at)
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self._usage(usage)
+
+    def _choice(self, choice: dict[str, Any], usage: Any, arrived_at: int) -> None:
+        record = self.record
+        if self.chat:
+            delta = choice.get("delta") or {}
+            content = delta.get("content")
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            tools = delta.get("tool_calls")
+        else:
+            content, reasoning, tools = choice.get("text"), None, None
+        if content or reasoning or tools:
+            if record.first_token_at is None:
+                record.first_token_at = arrived_at
+            if content and record.first_answer_at is None:
+                record.first_answer_at = arrived_at
+            record.last_token_at = arrived_at
+            record.chunk_at.append(arrived_at)
+            record.output_chars += len(content or "") + len(reasoning or "")
+            if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
+                tokens = usage["completion_tokens"]
+                record.chunk_tokens.append(tokens - self.last_completion_tokens)
+                self.last_completion_tokens = tokens
+        finish = choice.get("finish_reason")
+        if finish:
+            record.finish_reason = str(finish)
+
+    def _usage(self, usage: dict[str, Any]) -> None:
+        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        if isinstance(prompt, int):
+            self.record.prompt_tokens = prompt
+        if isinstance(completion, int):
+            self.record.completion_tokens = completion
+            self.record.token_source = "usage"
+
+    def finish(self, prompt_chars: int) -> None:
+        """Close the record when the stream ends: tokens, estimates and truncation checks."""
+        record = self.record
+        if len(record.chunk_tokens) != len(record.chunk_at):
+            record.chunk_tokens.clear()  # per-chunk usage was partial: spread evenly instead
+        if record.completion_tokens is None:
+            record.completion_tokens = len(record.chunk_at)
+            record.token_source = "estimated"
+        if record.prompt_tokens is None:
+            record.prompt_tokens = max(1, -(-prompt_chars // 4))
+        if record.status != "ok":
+            return
+        if not self.done and record.finish_reason is None:
+            fail(record, "stream_truncated", "stream ended without finish_reason or [DONE]")
+        elif not record.chunk_at:
+            fail(record, "empty_response", "no content, reasoning or tool-call tokens")
+
+
+def _error_text(chunk: dict[str, Any]) -> str:
+    error = chunk.get("error")
+    if isinstance(error, dict):
+        return str(error.get("message") or error)[:300]
+    return str(error)[:300]

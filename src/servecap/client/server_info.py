@@ -1,0 +1,95 @@
+"""Preflight: is the server there, which models does it serve, what does it say it is."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import aiohttp
+
+from servecap.client.failures import describe_exception, reason_for_exception
+from servecap.core.config import ClientOptions, strip_credentials
+from servecap.core.errors import UserInputError
+from servecap.core.records import RequestRecord
+
+# Endpoints engines use to describe themselves: vLLM, SGLang, llama.cpp, the simulator.
+INFO_PATHS: tuple[str, ...] = ("/version", "/get_server_info", "/props")
+INFO_HEADERS: tuple[str, ...] = ("server", "x-served-by")
+
+
+def server_root(base_url: str) -> str:
+    """`http://host:port/v1` -> `http://host:port` (engine info lives at the root)."""
+    parts = urlsplit(base_url)
+    path = parts.path[:-3] if parts.path.endswith("/v1") else parts.path
+    return urlunsplit((parts.scheme, parts.netloc, path.rstrip("/"), "", ""))
+
+
+async def list_models(session: aiohttp.ClientSession, options: ClientOptions) -> list[str]:
+    """Model ids from `GET /models`; an unreachable server is a user error (exit 2)."""
+    url = options.base_url + "/models"
+    shown = strip_credentials(url)
+    timeout = aiohttp.ClientTimeout(total=min(30.0, options.timeout_s))
+    try:
+        async with session.get(url, timeout=timeout) as response:
+            if response.status >= 400:
+                raise UserInputError(f"{shown} answered HTTP {response.status}")
+            data = await response.json(content_type=None)
+    except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
+        reason = reason_for_exception(exc, RequestRecord(0, 0, 0, 0))
+        raise UserInputError(
+            f"cannot reach server at {shown} ({reason}): {describe_exception(exc)}"
+        ) from exc
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise UserInputError(f"{shown} did not return an OpenAI model list")
+    return [str(item["id"]) for item in items if isinstance(item, dict) and "id" in item]
+
+
+async def probe_server(
+    session: aiohttp.ClientSession, options: ClientOptions
+) -> dict[str, Any]:
+    """What the server says about itself; every probe is optional and short."""
+    root = server_root(options.base_url)
+    info: dict[str, Any] = {}
+    results = await asyncio.gather(
+        *(_get_json(session, root + path) for path in INFO_PATHS), return_exceptions=True
+    )
+    for path, result in zip(INFO_PATHS, results, strict=True):
+        if isinstance(result, tuple):
+            body, headers = result
+            if body is not None:
+                info[path.lstrip("/")] = _trim(body)
+            for name in INFO_HEADERS:
+                if name in headers and f"header_{name}" not in info:
+                    info[f"header_{name}"] = headers[name][:200]
+    return info
+
+
+async def _get_json(
+    session: aiohttp.ClientSession, url: str
+) -> tuple[Any | None, dict[str, str]]:
+    timeout = aiohttp.ClientTimeout(total=3.0)
+    async with session.get(url, timeout=timeout) as response:
+        headers = {k.lower(): v for k, v in response.headers.items()}
+        if response.status != 200:
+            return None, headers
+        body = await response.content.read(256 * 1024)
+        try:
+            return json.loads(body), headers
+        except ValueError:
+            return None, headers
+
+
+def _trim(value: Any, depth: int = 0) -> Any:
+    """Keep server info small and JSON-safe: strings cut, nesting bounded."""
+    if depth > 4:
+        return None
+    if isinstance(value, dict):
+        return {str(k)[:100]: _trim(v, depth + 1) for k, v in list(value.items())[:100]}
+    if isinstance(value, list):
+        return [_trim(v, depth + 1) for v in value[:50]]
+    if isinstance(value, str):
+        return value[:500]
+    return value

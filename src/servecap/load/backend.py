@@ -1,0 +1,18 @@
+"""The interface a load scheduler needs from whatever sends requests."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from servecap.core.records import RequestRecord
+from servecap.workload.prompts import Prompt
+
+
+class Backend(Protocol):
+    """Sends one request and fills `record`; returns when the request has ended.
+
+    It must not raise for server faults (they go into the record); it re-raises
+    `asyncio.CancelledError` after marking the record cancelled.
+    """
+
+    async def send(self, prompt: Prompt, record: RequestRecord) -> None: ...

@@ -1,0 +1,140 @@
+"""A deterministic OpenAI-compatible streaming server with an exact schedule, for tests.
+
+Every streamed request gets its first chunk `ttft_s` after it arrives and one chunk every
+`chunk_interval_s` after that, each carrying `tokens_per_chunk` tokens, against absolute
+target times (no drift). Runs for real under aiohttp on 127.0.0.1, port 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass
+class Schedule:
+    ttft_s: float = 0.05
+    chunk_interval_s: float = 0.01
+    tokens_per_chunk: int = 1
+    prompt_tokens: int = 100
+    per_chunk_usage: bool = False
+    model: str = "test-model"
+
+
+def _chunk(model: str, text: str, finish: str | None, usage: dict[str, int] | None) -> bytes:
+    body: dict[str, Any] = {
+        "id": "cmpl-test",
+        "object": "chat.completion.chunk",
+        "model": model,
+        "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}],
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+def make_app(schedule: Schedule) -> web.Application:
+    async def models(_: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": schedule.model}]})
+
+    async def completions(request: web.Request) -> web.StreamResponse:
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        body = await request.json()
+        n_tokens = int(body.get("max_tokens", 16))
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        per = schedule.tokens_per_chunk
+        n_chunks = -(-n_tokens // per)
+        sent = 0
+        for i in range(n_chunks):
+            due = t0 + schedule.ttft_s + i * schedule.chunk_interval_s
+            delay = due - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            k = min(per, n_tokens - sent)
+            sent += k
+            usage = None
+            if schedule.per_chunk_usage:
+                usage = {"prompt_tokens": schedule.prompt_tokens, "completion_tokens": sent}
+            finish = "length" if sent == n_tokens else None
+            await response.write(_chunk(schedule.model, " tok" * k, finish, usage))
+        usage = {"prompt_tokens": schedule.prompt_tokens, "completion_tokens": sent,
+                 "total_tokens": schedule.prompt_tokens + sent}
+        final = {"id": "cmpl-test", "choices": [], "usage": usage}
+        await response.write(b"data: " + json.dumps(final).encode() + b"\n\ndata: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+    app = web.Application()
+    app.router.add_get("/v1/models", models)
+    app.router.add_post("/v1/chat/completions", completions)
+    app.router.add_post("/v1/completions", completions)
+    return app
+
+
+class ServerThread:
+    """Runs an aiohttp app on 127.0.0.1:0 in a background thread with its own loop."""
+
+    def __init__(self, app: web.Application) -> None:
+        self._app = app
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+        self._thread = threading.Thread(target=self._main, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _main(self) -> None:
+        import uvloop
+
+        self._loop = uvloop.new_event_loop()
+        self._loop.run_until_complete(self._start())
+        self._ready.set()
+        self._loop.run_forever()
+
+    async def _start(self) -> None:
+        self._runner = web.AppRunner(self._app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=4096)
+        await site.start()
+        server = site._server
+        assert server is not None
+        self.port = server.sockets[0].getsockname()[1]
+
+    def __enter__(self) -> ServerThread:
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._loop is not None and self._runner is not None
+        fut = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
+        fut.result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+
+def main() -> None:  # pragma: no cover - manual use
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--ttft-ms", type=float, default=50)
+    parser.add_argument("--itl-ms", type=float, default=10)
+    parser.add_argument("--tokens-per-chunk", type=int, default=1)
+    args = parser.parse_args()
+    schedule = Schedule(args.ttft_ms / 1000, args.itl_ms / 1000, args.tokens_per_chunk)
+    web.run_app(make_app(schedule), host="127.0.0.1", port=args.port, access_log=None)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
