@@ -1,0 +1,76 @@
+"""Build the OpenAI response objects (stream chunks and whole responses) for one request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servecap.sim.openai import SimRequest, split_reasoning, usage
+
+
+class ChunkMaker:
+    """Chunks for one request: chat (``delta``) or completions (``text``) shape."""
+
+    def __init__(self, req: SimRequest, rid: int, created: int) -> None:
+        self.req = req
+        self.id = f"{'chatcmpl' if req.chat else 'cmpl'}-sim-{rid}"
+        self.created = created
+        self.obj = "chat.completion.chunk" if req.chat else "text_completion"
+
+    def _envelope(self, choices: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": self.obj,
+            "created": self.created,
+            "model": self.req.model,
+            "choices": choices,
+        }
+
+    def role(self) -> dict[str, Any]:
+        """The opening chat chunk: role only, carries no token."""
+        choice = {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
+                  "finish_reason": None}  # fmt: skip
+        return self._envelope([choice])
+
+    def tokens(self, start: int, n: int, last: bool) -> dict[str, Any]:
+        """A chunk carrying output tokens ``start .. start + n - 1``."""
+        reasoning, answer = split_reasoning(self.req, start, n)
+        choice: dict[str, Any] = {"index": 0}
+        if self.req.chat:
+            delta: dict[str, Any] = {}
+            if reasoning:
+                delta["reasoning_content"] = reasoning
+            if answer or not reasoning:
+                delta["content"] = answer
+            choice["delta"] = delta
+        else:
+            choice["text"] = answer
+        choice["logprobs"] = None
+        choice["finish_reason"] = "length" if last else None
+        chunk = self._envelope([choice])
+        if self.req.continuous_usage:
+            chunk["usage"] = usage(self.req.prompt_tokens, start + n)
+        return chunk
+
+    def usage_chunk(self, completion: int) -> dict[str, Any]:
+        """The final ``include_usage`` chunk: empty choices plus usage."""
+        chunk = self._envelope([])
+        chunk["usage"] = usage(self.req.prompt_tokens, completion)
+        return chunk
+
+    def whole(self, completion: int) -> dict[str, Any]:
+        """The non-streaming response."""
+        reasoning, answer = split_reasoning(self.req, 0, completion)
+        choice: dict[str, Any] = {"index": 0}
+        if self.req.chat:
+            message: dict[str, Any] = {"role": "assistant", "content": answer}
+            if reasoning:
+                message["reasoning_content"] = reasoning
+            choice["message"] = message
+        else:
+            choice["text"] = answer
+        choice["logprobs"] = None
+        choice["finish_reason"] = "length"
+        body = self._envelope([choice])
+        body["object"] = "chat.completion" if self.req.chat else "text_completion"
+        body["usage"] = usage(self.req.prompt_tokens, completion)
+        return body

@@ -1,0 +1,114 @@
+"""Drive a model engine in real time: one asyncio task, absolute target times.
+
+Virtual time ``v`` maps to real time ``t0 + v / time_scale`` on ``time.monotonic()``. The
+loop sleeps until the target of the engine's next event (coarse ``asyncio.sleep`` and then
+a short cooperative spin, since event-loop timers can wake a millisecond late), advances the
+engine and hands each request's token emissions to its ``asyncio.Queue``. Targets are
+absolute, so lateness never accumulates into drift.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from servecap.sim.model import Emission, make_engine
+from servecap.sim.params import ModelParams
+
+SPIN_S = 0.0012
+
+
+@dataclass
+class Lateness:
+    """How late engine events fired against their targets (seconds, real time)."""
+
+    count: int = 0
+    total: float = 0.0
+    max: float = 0.0
+
+    def add(self, late: float) -> None:
+        self.count += 1
+        self.total += late
+        self.max = max(self.max, late)
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.count if self.count else 0.0
+
+
+class EngineLoop:
+    """The engine plus the per-request queues, advanced by ``run()``."""
+
+    def __init__(self, params: ModelParams, time_scale: float = 1.0, seed: int = 0) -> None:
+        if not time_scale > 0:
+            raise ValueError("time_scale must be > 0")
+        self.engine = make_engine(params, seed=seed)
+        self.scale = time_scale
+        self.lateness = Lateness()
+        self.requests_done = 0
+        self._queues: dict[int, asyncio.Queue[Emission]] = {}
+        self._next_id = 0
+        self._t0 = time.monotonic()
+        self._wake: asyncio.Event | None = None
+        self._awaiting: float | None = None
+
+    def virtual_now(self) -> float:
+        """Current model time in seconds."""
+        return (time.monotonic() - self._t0) * self.scale
+
+    def submit(self, prompt_tokens: int, max_tokens: int) -> tuple[int, asyncio.Queue[Emission]]:
+        """Enter a request now; its emissions arrive on the returned queue."""
+        rid = self._next_id
+        self._next_id += 1
+        queue: asyncio.Queue[Emission] = asyncio.Queue()
+        self._queues[rid] = queue
+        self.engine.add(rid, prompt_tokens, max_tokens, self.virtual_now())
+        due = self.engine.next_time()
+        if self._wake is not None and (self._awaiting is None or (due or 0.0) < self._awaiting):
+            self._wake.set()
+        return rid, queue
+
+    def cancel(self, rid: int) -> None:
+        """Drop a request whose client went away (no-op once it finished)."""
+        if self._queues.pop(rid, None) is not None:
+            self.engine.cancel(rid)
+
+    async def _sleep_until(self, wake: asyncio.Event, target: float) -> bool:
+        """Sleep until ``target``; False when an earlier event arrived first."""
+        delay = target - time.monotonic() - SPIN_S
+        if delay > 0:
+            wake.clear()
+            try:
+                await asyncio.wait_for(wake.wait(), delay)
+                return False
+            except TimeoutError:
+                pass
+        while time.monotonic() < target:
+            await asyncio.sleep(0)
+        return True
+
+    async def run(self) -> None:
+        """Advance the engine forever (cancel the task to stop)."""
+        wake = self._wake = asyncio.Event()
+        while True:
+            due = self._awaiting = self.engine.next_time()
+            if due is None:
+                wake.clear()
+                await wake.wait()
+                continue
+            target = self._t0 + due / self.scale
+            if not await self._sleep_until(wake, target):
+                continue
+            self.lateness.add(max(0.0, time.monotonic() - target))
+            self._deliver(self.engine.advance(due))
+
+    def _deliver(self, emissions: list[Emission]) -> None:
+        for em in emissions:
+            queue = self._queues.get(em.rid)
+            if queue is None:
+                continue
+            queue.put_nowait(em)
+            if em.done:
+                del self._queues[em.rid]
+                self.requests_done += 1

@@ -1,0 +1,126 @@
+"""Least-squares fit of model parameters to measured level means (no scipy).
+
+The objective is the mean squared relative error over the cells (level x metric) present in
+the target, plus a penalty on cells more than 30% off, evaluated with the pure closed-loop
+sweep. It is minimised by a bounded Nelder-Mead in the unit cube, restarted a few times.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from servecap.sim.params import FIT_BOUNDS, ModelParams
+from servecap.sim.sweep import closed_loop_sweep, fit_errors
+
+Objective = Callable[[np.ndarray], float]
+
+
+def nelder_mead(
+    f: Objective, x0: np.ndarray, step: float = 0.15, max_evals: int = 200, tol: float = 1e-6
+) -> tuple[np.ndarray, float]:
+    """Minimise ``f`` over the unit cube from ``x0`` (points are clipped into [0, 1])."""
+    n = len(x0)
+    pts = [np.clip(x0, 0.0, 1.0)]
+    for i in range(n):
+        x = pts[0].copy()
+        x[i] = x[i] + step if x[i] + step <= 1.0 else x[i] - step
+        pts.append(x)
+    vals = [f(p) for p in pts]
+    evals = len(pts)
+    while evals < max_evals:
+        order = np.argsort(vals)
+        pts = [pts[i] for i in order]
+        vals = [vals[i] for i in order]
+        if abs(vals[-1] - vals[0]) < tol:
+            break
+        centroid = np.mean(pts[:-1], axis=0)
+        worst = pts[-1]
+
+        def at(coef: float, c: np.ndarray = centroid, w: np.ndarray = worst) -> np.ndarray:
+            return np.clip(c + coef * (w - c), 0.0, 1.0)
+
+        xr = at(-1.0)
+        fr = f(xr)
+        evals += 1
+        if fr < vals[0]:
+            xe = at(-2.0)
+            fe = f(xe)
+            evals += 1
+            pts[-1], vals[-1] = (xe, fe) if fe < fr else (xr, fr)
+        elif fr < vals[-2]:
+            pts[-1], vals[-1] = xr, fr
+        else:
+            xc = at(0.5) if fr >= vals[-1] else at(-0.5)
+            fc = f(xc)
+            evals += 1
+            if fc < min(fr, vals[-1]):
+                pts[-1], vals[-1] = xc, fc
+            else:
+                for i in range(1, len(pts)):
+                    pts[i] = pts[0] + 0.5 * (pts[i] - pts[0])
+                    vals[i] = f(pts[i])
+                evals += n
+    best = int(np.argmin(vals))
+    return pts[best], float(vals[best])
+
+
+def _to_unit(name: str, value: float) -> float:
+    lo, hi = FIT_BOUNDS[name]
+    return min(1.0, max(0.0, (value - lo) / (hi - lo)))
+
+
+def _from_unit(name: str, u: float) -> float:
+    lo, hi = FIT_BOUNDS[name]
+    return lo + float(u) * (hi - lo)
+
+
+def default_free(base: ModelParams) -> list[str]:
+    """The parameters fitted by default: the spec ones only for a speculative base."""
+    spec = {"acceptance", "draft_ms", "verify_ms_per_token", "verify_exp"}
+    return [k for k in FIT_BOUNDS if base.speculative or k not in spec]
+
+
+def loss(pred: list[dict[str, float]], target: list[dict[str, float]]) -> float:
+    """Mean squared relative error plus a penalty for cells beyond 30%."""
+    errs = fit_errors(pred, target)
+    cells = np.array([v for k, v in errs.items() if k not in ("mape", "max")])
+    if cells.size == 0 or not np.all(np.isfinite(cells)):
+        return math.inf
+    return float(np.mean(cells**2) + 4.0 * np.mean(np.maximum(cells - 0.3, 0.0) ** 2))
+
+
+def fit_params(
+    target: list[dict[str, float]],
+    base: ModelParams,
+    free: Sequence[str] | None = None,
+    rounds: int = 6,
+    max_evals: int = 160,
+    restarts: int = 2,
+    tokens: int = 128,
+) -> tuple[ModelParams, float]:
+    """Fit ``free`` parameters of ``base`` to the target rows; returns (params, loss)."""
+    names = list(free) if free is not None else default_free(base)
+    unknown = [n for n in names if n not in FIT_BOUNDS]
+    if unknown:
+        raise ValueError(f"cannot fit parameters {unknown}; fittable: {sorted(FIT_BOUNDS)}")
+    levels = sorted({int(row["concurrency"]) for row in target})
+    fixed = base.model_dump()
+
+    def build(u: np.ndarray) -> ModelParams:
+        values = {n: _from_unit(n, x) for n, x in zip(names, u, strict=True)}
+        return ModelParams.model_validate({**fixed, **values})
+
+    def f(u: np.ndarray) -> float:
+        pred = closed_loop_sweep(build(u), levels, rounds, tokens, tokens)
+        return loss(pred, target)
+
+    x = np.array([_to_unit(n, float(getattr(base, n))) for n in names])
+    best = f(x)
+    for i in range(max(1, restarts)):
+        cand, val = nelder_mead(f, x, step=0.2 / (i + 1), max_evals=max_evals)
+        if val < best:
+            x, best = cand, val
+    return build(x), best

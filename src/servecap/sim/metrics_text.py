@@ -1,0 +1,41 @@
+"""Render the simulator's state as Prometheus text with vLLM-style metric names."""
+
+from __future__ import annotations
+
+from servecap.sim.engine_loop import EngineLoop
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def render_metrics(loop: EngineLoop, model_name: str) -> str:
+    """The /metrics body (text exposition format 0.0.4)."""
+    c = loop.engine.counters
+    label = f'{{model_name="{_escape(model_name)}"}}'
+    gauges = [
+        ("vllm:num_requests_running", "Requests in the running batch.", c.running),
+        ("vllm:num_requests_waiting", "Requests waiting to be scheduled.", c.waiting),
+        ("vllm:gpu_cache_usage_perc", "KV-cache usage, 0..1 (older name).", c.kv_usage),
+        ("vllm:kv_cache_usage_perc", "KV-cache usage, 0..1.", c.kv_usage),
+        ("sim:time_scale", "Model seconds per real second.", loop.scale),
+        ("sim:step_lateness_seconds_max", "Largest real lateness of an engine event.",
+         loop.lateness.max),
+        ("sim:step_lateness_seconds_mean", "Mean real lateness of engine events.",
+         loop.lateness.mean),
+    ]  # fmt: skip
+    counters = [
+        ("vllm:prompt_tokens", "Prefill tokens processed.", c.prompt_tokens),
+        ("vllm:generation_tokens", "Generation tokens produced.", c.generation_tokens),
+        ("vllm:spec_decode_num_draft_tokens", "Draft tokens proposed.", c.draft_tokens),
+        ("vllm:spec_decode_num_accepted_tokens", "Draft tokens accepted.", c.accepted_tokens),
+        ("vllm:request_success", "Requests finished.", loop.requests_done),
+        ("sim:engine_steps", "Engine steps (events) executed.", c.steps),
+    ]
+    lines: list[str] = []
+    for name, doc, value in gauges:
+        lines += [f"# HELP {name} {doc}", f"# TYPE {name} gauge", f"{name}{label} {value}"]
+    for name, doc, value in counters:
+        lines += [f"# HELP {name} {doc}", f"# TYPE {name} counter"]
+        lines.append(f"{name}_total{label} {value}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,345 @@
+"""The performance model: a step-based continuous-batching scheduler in virtual time.
+
+Pure code, no sockets and no clocks: a driver (the closed-loop sweep or the server's engine
+loop) adds requests with their arrival time, asks ``next_time()`` when the next event is due
+and calls ``advance(t)`` at that time to receive the token emissions.
+
+One step serves the running batch. Its duration is::
+
+    step_base + decode_ms_per_seq * n_decoding ** decode_exp
+              + ctx_ms_per_ktoken * context_tokens_held / 1000
+              + prefill_ms_per_token * prompt_tokens_this_step (+ prefill_step_ms if any)
+              + [speculative] draft_ms + verify_ms_per_token * (n_decoding * (k + 1)) ** verify_exp
+
+times a seeded jitter factor. Prompts are prefilled in chunks of at most
+``prefill_budget_tokens`` per step; a sequence emits its first token at the end of the step
+that finishes its prompt and then 1 token a step (``1 + accepted`` drafts when speculative).
+Admission is FIFO, limited by ``max_num_seqs`` and a KV-cache budget that reserves
+``prompt + max_tokens`` tokens per admitted request (reservation, no preemption); requests
+beyond it wait, which is where TTFT jumps. ``admit_ratio`` holds new requests until enough
+have gathered (``waiting >= admit_ratio * running``) so prefills batch together.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+from servecap.sim.params import ModelParams
+
+
+class Emission(NamedTuple):
+    """Tokens one request receives at one event time."""
+
+    rid: int
+    tokens: int
+    first: bool
+    done: bool
+
+
+class Engine(Protocol):
+    """What a driver needs from a model engine."""
+
+    def add(self, rid: int, prompt_tokens: int, max_tokens: int, now: float) -> None: ...
+
+    def cancel(self, rid: int) -> None: ...
+
+    def next_time(self) -> float | None: ...
+
+    def advance(self, now: float) -> list[Emission]: ...
+
+
+@dataclass
+class Counters:
+    """Cumulative counts and gauges exposed by ``/metrics``."""
+
+    prompt_tokens: int = 0
+    generation_tokens: int = 0
+    draft_tokens: int = 0
+    accepted_tokens: int = 0
+    running: int = 0
+    waiting: int = 0
+    kv_usage: float = 0.0
+    steps: int = 0
+
+
+@dataclass
+class _Seq:
+    rid: int
+    prompt: int
+    max_tokens: int
+    ready: float
+    prefill_left: int = 0
+    generated: int = 0
+
+    def __post_init__(self) -> None:
+        self.prefill_left = self.prompt
+
+    @property
+    def reserve(self) -> int:
+        return self.prompt + self.max_tokens
+
+
+@dataclass
+class _Step:
+    end: float
+    prefilled: list[_Seq] = field(default_factory=list)
+    decoded: list[tuple[_Seq, int]] = field(default_factory=list)
+
+
+def accepted_drafts(rng: np.random.Generator, k: int, acceptance: float) -> int:
+    """Number of leading draft tokens accepted: consecutive Bernoulli successes, at most k."""
+    if k <= 0 or acceptance <= 0.0:
+        return 0
+    draws = rng.random(k) < acceptance
+    return k if bool(draws.all()) else int(np.argmin(draws))
+
+
+def expected_tokens_per_step(k: int, acceptance: float) -> float:
+    """Mean tokens emitted per speculative step: ``(1 - a^(k+1)) / (1 - a)``."""
+    if acceptance >= 1.0:
+        return float(k + 1)
+    return (1.0 - acceptance ** (k + 1)) / (1.0 - acceptance)
+
+
+class StepEngine:
+    """Continuous batching in steps (see the module docstring)."""
+
+    def __init__(self, params: ModelParams, seed: int = 0) -> None:
+        self.p = params
+        self.counters = Counters()
+        self._rng = np.random.default_rng(seed)
+        self._pending: deque[_Seq] = deque()
+        self._waiting: deque[_Seq] = deque()
+        self._running: list[_Seq] = []
+        self._kv_used = 0
+        self._step: _Step | None = None
+        self._clock = 0.0
+
+    def add(self, rid: int, prompt_tokens: int, max_tokens: int, now: float) -> None:
+        """A request arrives at ``now``; the scheduler sees it ``frontend_ms`` later."""
+        ready = now + self.p.frontend_ms / 1000.0
+        self._pending.append(_Seq(rid, max(1, prompt_tokens), max(1, max_tokens), ready))
+        self._gauges()
+
+    def cancel(self, rid: int) -> None:
+        """Forget a request (client went away); frees its KV reservation."""
+        for queue in (self._pending, self._waiting):
+            for seq in list(queue):
+                if seq.rid == rid:
+                    queue.remove(seq)
+        for seq in list(self._running):
+            if seq.rid == rid:
+                self._running.remove(seq)
+                self._kv_used -= seq.reserve
+        self._gauges()
+
+    def next_time(self) -> float | None:
+        """Virtual time of the next event, or None when there is nothing to do."""
+        if self._step is not None:
+            return self._step.end
+        if self._running or self._waiting:
+            return self._clock
+        if self._pending:
+            first = min(seq.ready for seq in self._pending)
+            return max(self._clock, first + self.p.idle_window_ms / 1000.0)
+        return None
+
+    def advance(self, now: float) -> list[Emission]:
+        """Finish the step due at ``now`` (if any) and plan the next one."""
+        out: list[Emission] = []
+        if self._step is not None:
+            if now < self._step.end:
+                return out
+            self._clock = self._step.end
+            out = self._finish(self._step)
+            self._step = None
+        else:
+            self._clock = max(self._clock, now)
+        self._plan(self._clock)
+        return out
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _admit(self, t: float) -> None:
+        while self._pending and self._pending[0].ready <= t:
+            self._waiting.append(self._pending.popleft())
+        if self._running and len(self._waiting) < self.p.admit_ratio * len(self._running):
+            return
+        while self._waiting and len(self._running) < self.p.max_num_seqs:
+            seq = self._waiting[0]
+            if self._running and self._kv_used + seq.reserve > self.p.kv_budget_tokens:
+                break
+            self._waiting.popleft()
+            self._running.append(seq)
+            self._kv_used += seq.reserve
+
+    def _plan(self, t: float) -> None:
+        self._admit(t)
+        if not self._running:
+            self._gauges()
+            return
+        step = _Step(end=t)
+        budget = self.p.prefill_budget_tokens
+        prefill_tokens = 0
+        decoding: list[_Seq] = []
+        for seq in self._running:
+            if seq.prefill_left > 0:
+                chunk = min(seq.prefill_left, budget)
+                if chunk > 0:
+                    seq.prefill_left -= chunk
+                    budget -= chunk
+                    prefill_tokens += chunk
+                    self.counters.prompt_tokens += chunk
+                    if seq.prefill_left == 0:
+                        step.prefilled.append(seq)
+            else:
+                decoding.append(seq)
+        step.decoded = self._decode_plan(decoding)
+        step.end = t + self._duration(len(decoding), prefill_tokens) / 1000.0
+        self._step = step
+        self.counters.steps += 1
+        self._gauges()
+
+    def _spec_on(self) -> bool:
+        return self.p.speculative and not (self.p.spec_off_when_waiting and self._waiting)
+
+    def _decode_plan(self, decoding: list[_Seq]) -> list[tuple[_Seq, int]]:
+        spec = self._spec_on()
+        k = self.p.num_spec_tokens
+        plan: list[tuple[_Seq, int]] = []
+        for seq in decoding:
+            n = 1
+            if spec:
+                accepted = accepted_drafts(self._rng, k, self.p.acceptance)
+                self.counters.draft_tokens += k
+                self.counters.accepted_tokens += accepted
+                n += accepted
+            plan.append((seq, min(n, seq.max_tokens - seq.generated)))
+        return plan
+
+    def _duration(self, n_decoding: int, prefill_tokens: int) -> float:
+        p = self.p
+        ms = p.step_base_ms + p.decode_ms_per_seq * n_decoding**p.decode_exp
+        ctx = sum(s.prompt - s.prefill_left + s.generated for s in self._running)
+        ms += p.ctx_ms_per_ktoken * ctx / 1000.0
+        if prefill_tokens:
+            ms += p.prefill_ms_per_token * prefill_tokens + p.prefill_step_ms
+        if n_decoding and self._spec_on():
+            k = p.num_spec_tokens
+            ms += p.draft_ms + p.verify_ms_per_token * (n_decoding * (k + 1)) ** p.verify_exp
+        if p.jitter > 0.0:
+            ms *= max(0.05, 1.0 + p.jitter * float(self._rng.standard_normal()))
+        return ms
+
+    def _finish(self, step: _Step) -> list[Emission]:
+        out: list[Emission] = []
+        for seq, n in step.decoded:
+            seq.generated += n
+            out.append(Emission(seq.rid, n, False, seq.generated >= seq.max_tokens))
+        for seq in step.prefilled:
+            seq.generated = 1
+            out.append(Emission(seq.rid, 1, True, seq.generated >= seq.max_tokens))
+        self.counters.generation_tokens += sum(e.tokens for e in out)
+        done = {e.rid for e in out if e.done}
+        if done:
+            for seq in [s for s in self._running if s.rid in done]:
+                self._running.remove(seq)
+                self._kv_used -= seq.reserve
+        return out
+
+    def _gauges(self) -> None:
+        c = self.counters
+        c.running = len(self._running)
+        c.waiting = len(self._waiting) + len(self._pending)
+        c.kv_usage = min(1.0, self._kv_used / self.p.kv_budget_tokens)
+
+
+class FixedEngine:
+    """Exact schedule, independent of load: first chunk at TTFT, then one chunk of
+    ``tokens_per_chunk`` tokens every ``tokens_per_chunk * ITL``."""
+
+    def __init__(self, params: ModelParams) -> None:
+        self.p = params
+        self.counters = Counters()
+        self._heap: list[tuple[float, int, int]] = []
+        self._left: dict[int, int] = {}
+        self._started: set[int] = set()
+        self._seq = 0
+
+    def add(self, rid: int, prompt_tokens: int, max_tokens: int, now: float) -> None:
+        """Schedule the first chunk of a new request."""
+        ttft = (self.p.fixed_ttft_ms or 0.0) / 1000.0
+        self._left[rid] = max(1, max_tokens)
+        self.counters.prompt_tokens += max(1, prompt_tokens)
+        self._push(now + ttft, rid)
+
+    def cancel(self, rid: int) -> None:
+        """Drop a request; its queued events are skipped."""
+        self._left.pop(rid, None)
+        self._started.discard(rid)
+        self.counters.running = len(self._left)
+
+    def next_time(self) -> float | None:
+        """Time of the earliest scheduled chunk."""
+        while self._heap and self._heap[0][2] not in self._left:
+            heapq.heappop(self._heap)
+        return self._heap[0][0] if self._heap else None
+
+    def advance(self, now: float) -> list[Emission]:
+        """Emit every chunk due at or before ``now``."""
+        out: list[Emission] = []
+        gap = self.p.tokens_per_chunk * (self.p.fixed_itl_ms or 0.0) / 1000.0
+        while self._heap and self._heap[0][0] <= now:
+            t, _, rid = heapq.heappop(self._heap)
+            left = self._left.get(rid)
+            if left is None:
+                continue
+            n = min(self.p.tokens_per_chunk, left)
+            first = rid not in self._started
+            self._started.add(rid)
+            left -= n
+            out.append(Emission(rid, n, first, left == 0))
+            self.counters.generation_tokens += n
+            if left == 0:
+                del self._left[rid]
+                self._started.discard(rid)
+            else:
+                self._left[rid] = left
+                self._push(t + gap, rid)
+        self.counters.running = len(self._left)
+        return out
+
+    def _push(self, t: float, rid: int) -> None:
+        self._seq += 1
+        heapq.heappush(self._heap, (t, self._seq, rid))
+        self.counters.running = len(self._left)
+
+
+def make_engine(params: ModelParams, seed: int = 0) -> StepEngine | FixedEngine:
+    """The engine a profile's parameters call for."""
+    if params.fixed:
+        return FixedEngine(params)
+    return StepEngine(params, seed=seed)
+
+
+def ceil_div(a: int, b: int) -> int:
+    """Integer ceiling division."""
+    return -(-a // b)
+
+
+__all__ = [
+    "Counters",
+    "Emission",
+    "Engine",
+    "FixedEngine",
+    "StepEngine",
+    "accepted_drafts",
+    "ceil_div",
+    "expected_tokens_per_step",
+    "make_engine",
+]

@@ -1,0 +1,74 @@
+"""Parameters of the simulator's performance model (validated, immutable).
+
+All durations are in milliseconds in the parameter names (``*_ms``); the model converts to
+seconds internally. Every field has a default so a profile file may set only what it needs.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: the names the calibrator may tune, with their (low, high) search bounds
+FIT_BOUNDS: dict[str, tuple[float, float]] = {
+    "frontend_ms": (0.0, 800.0),
+    "step_base_ms": (0.5, 40.0),
+    "decode_ms_per_seq": (0.0, 10.0),
+    "decode_exp": (0.3, 2.0),
+    "ctx_ms_per_ktoken": (0.0, 2.0),
+    "prefill_ms_per_token": (0.0, 2.0),
+    "prefill_step_ms": (0.0, 400.0),
+    "admit_ratio": (0.0, 1.0),
+    "acceptance": (0.05, 0.98),
+    "draft_ms": (0.0, 10.0),
+    "verify_ms_per_token": (0.0, 2.0),
+    "verify_exp": (0.5, 2.5),
+}
+
+
+class ModelParams(BaseModel):
+    """The knobs of the step-based continuous-batching model."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # fixed latency before the scheduler sees a request (HTTP, tokenisation, frontend)
+    frontend_ms: float = Field(0.0, ge=0.0)
+    # when the engine is idle, wait this long after the first ready request before stepping
+    idle_window_ms: float = Field(2.0, ge=0.0)
+    # cost of one engine step
+    step_base_ms: float = Field(10.0, ge=0.0)
+    decode_ms_per_seq: float = Field(0.0, ge=0.0)
+    decode_exp: float = Field(1.0, gt=0.0, le=4.0)
+    ctx_ms_per_ktoken: float = Field(0.0, ge=0.0)
+    prefill_ms_per_token: float = Field(0.0, ge=0.0)
+    prefill_step_ms: float = Field(0.0, ge=0.0)
+    # chunked prefill: at most this many prompt tokens are processed in one step
+    prefill_budget_tokens: int = Field(8192, ge=1)
+    # admission
+    max_num_seqs: int = Field(256, ge=1)
+    kv_budget_tokens: int = Field(1_000_000, ge=1)
+    # hold new requests until waiting >= admit_ratio * running (0 = admit at once)
+    admit_ratio: float = Field(0.0, ge=0.0, le=4.0)
+    # speculative decoding (num_spec_tokens = 0 disables it)
+    num_spec_tokens: int = Field(0, ge=0, le=32)
+    acceptance: float = Field(0.0, ge=0.0, le=1.0)
+    draft_ms: float = Field(0.0, ge=0.0)
+    verify_ms_per_token: float = Field(0.0, ge=0.0)
+    verify_exp: float = Field(1.0, gt=0.0, le=4.0)
+    # turn speculation off for a step while requests wait for KV space (memory pressure)
+    spec_off_when_waiting: bool = False
+    # seeded multiplicative jitter on step times (standard deviation as a fraction)
+    jitter: float = Field(0.0, ge=0.0, le=0.5)
+    # fixed-schedule mode (deterministic profile): exact TTFT and ITL, batch-independent
+    fixed_ttft_ms: float | None = Field(None, ge=0.0)
+    fixed_itl_ms: float | None = Field(None, ge=0.0)
+    tokens_per_chunk: int = Field(1, ge=1)
+
+    @property
+    def speculative(self) -> bool:
+        """True when the model drafts tokens each step."""
+        return self.num_spec_tokens > 0
+
+    @property
+    def fixed(self) -> bool:
+        """True for the exact fixed-schedule mode."""
+        return self.fixed_ttft_ms is not None and self.fixed_itl_ms is not None

@@ -1,0 +1,125 @@
+"""A closed-loop sweep in virtual time: c streams x rounds, no sockets.
+
+Each stream sends its next request when the previous one ends (plus a small seeded client
+gap, like a real client's turnaround). The same engine code drives the HTTP server, so the
+means here are what a client sees from the server (up to the client's own overhead).
+
+Metrics follow the project's definitions: TTFT = first token - send; ITL =
+(last - first) / (N - n_first); TPS = N / latency; latency = last token - send.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from servecap.sim.model import make_engine
+from servecap.sim.params import ModelParams
+
+SEED_LEVELS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+METRICS: tuple[str, ...] = ("ttft_mean_ms", "itl_mean_ms", "tps_mean", "latency_mean_s")
+
+
+@dataclass
+class _Req:
+    stream: int
+    sent: float
+    first: float = math.nan
+    last: float = math.nan
+    n_first: int = 0
+    tokens: int = 0
+
+
+def _means(done: list[_Req], concurrency: int) -> dict[str, float]:
+    ttft = [r.first - r.sent for r in done]
+    itl = [(r.last - r.first) / (r.tokens - r.n_first) for r in done if r.tokens > r.n_first]
+    lat = [r.last - r.sent for r in done]
+    return {
+        "concurrency": float(concurrency),
+        "ttft_mean_ms": 1000.0 * float(np.mean(ttft)),
+        "itl_mean_ms": 1000.0 * float(np.mean(itl)) if itl else 0.0,
+        "tps_mean": float(np.mean([r.tokens / max(r.last - r.sent, 1e-9) for r in done])),
+        "latency_mean_s": float(np.mean(lat)),
+        "n": float(len(done)),
+    }
+
+
+def closed_loop_level(
+    params: ModelParams,
+    concurrency: int,
+    rounds: int = 10,
+    prompt_tokens: int = 128,
+    output_tokens: int = 128,
+    seed: int = 0,
+    client_gap_ms: float = 0.5,
+) -> dict[str, float]:
+    """Means of one closed-loop level: ``concurrency`` streams of ``rounds`` requests each."""
+    rng = np.random.default_rng(seed)
+    engine = make_engine(params, seed=seed)
+    gap = client_gap_ms / 1000.0
+    arrivals = [(float(rng.uniform(0, gap)), s) for s in range(concurrency)]
+    heapq.heapify(arrivals)
+    sent_count = [0] * concurrency
+    live: dict[int, _Req] = {}
+    done: list[_Req] = []
+    next_id = 0
+    while arrivals or live:
+        te = engine.next_time()
+        if arrivals and (te is None or arrivals[0][0] <= te):
+            t, stream = heapq.heappop(arrivals)
+            live[next_id] = _Req(stream, t)
+            sent_count[stream] += 1
+            engine.add(next_id, prompt_tokens, output_tokens, t)
+            next_id += 1
+            continue
+        if te is None:
+            break
+        for em in engine.advance(te):
+            req = live[em.rid]
+            if em.first:
+                req.first, req.n_first = te, em.tokens
+            req.tokens += em.tokens
+            req.last = te
+            if em.done:
+                done.append(live.pop(em.rid))
+                if sent_count[req.stream] < rounds:
+                    heapq.heappush(arrivals, (te + float(rng.uniform(0, 2 * gap)), req.stream))
+    return _means(done, concurrency)
+
+
+def closed_loop_sweep(
+    params: ModelParams,
+    levels: tuple[int, ...] | list[int] = SEED_LEVELS,
+    rounds: int = 10,
+    prompt_tokens: int = 128,
+    output_tokens: int = 128,
+    seed: int = 0,
+) -> list[dict[str, float]]:
+    """One row of means per level (keys: concurrency, ttft_mean_ms, itl_mean_ms, tps_mean,
+    latency_mean_s, n)."""
+    return [
+        closed_loop_level(params, c, rounds, prompt_tokens, output_tokens, seed=seed + c)
+        for c in levels
+    ]
+
+
+def fit_errors(
+    predicted: list[dict[str, float]], target: list[dict[str, float]]
+) -> dict[str, float]:
+    """Absolute percentage errors per cell (``"c=8 ttft_mean_ms"``) plus ``mape`` and ``max``."""
+    by_c = {int(row["concurrency"]): row for row in predicted}
+    cells: dict[str, float] = {}
+    for row in target:
+        pred = by_c.get(int(row["concurrency"]))
+        if pred is None:
+            continue
+        for key in METRICS:
+            want = row.get(key)
+            if want is None or not math.isfinite(want) or want == 0:
+                continue
+            cells[f"c={int(row['concurrency'])} {key}"] = abs(pred[key] - want) / abs(want)
+    values = list(cells.values()) or [math.inf]
+    return {**cells, "mape": float(np.mean(values)), "max": float(np.max(values))}
