@@ -87,6 +87,7 @@ def build_config(**kw: Any) -> RunConfig:
             base_url=validate_base_url(kw["base_url"]), api_key_env=kw["api_key_env"],
             header_names=sorted(kw["headers"]), insecure=kw["insecure"],
             ca_bundle=kw["ca_bundle"], timeout_s=kw["timeout"],
+            stall_timeout_s=kw["stall_timeout"], connect_timeout_s=kw["connect_timeout"],
         )
         return RunConfig(
             name=kw["name"], model=kw["model"], endpoint=kw["endpoint"],
@@ -151,6 +152,10 @@ def run(
     output_tokens: Annotated[int, typer.Option(help="max_tokens per request")] = 128,
     warmup: Annotated[int, typer.Option(help="Warm-up requests (not measured)")] = 1,
     timeout: Annotated[float, typer.Option(help="Per-request total timeout, s")] = 600.0,
+    stall_timeout: Annotated[
+        float, typer.Option(help="Fail a request when no byte arrives for this long, s")
+    ] = 60.0,
+    connect_timeout: Annotated[float, typer.Option(help="TCP/TLS connect timeout, s")] = 10.0,
     name: Annotated[str | None, typer.Option(help="Run name (default: model)")] = None,
     out: Annotated[Path, typer.Option(help="Results directory")] = Path("results"),
     seed: Annotated[int, typer.Option(help="Prompt shuffle seed")] = 0,
@@ -170,7 +175,8 @@ def run(
     config = build_config(
         base_url=base_url, model=model, endpoint=endpoint, concurrency=concurrency,
         rounds=rounds, input_tokens=input_tokens, output_tokens=output_tokens, warmup=warmup,
-        timeout=timeout, name=name, out=out, seed=seed, api_key_env=api_key_env,
+        timeout=timeout, stall_timeout=stall_timeout, connect_timeout=connect_timeout,
+        name=name, out=out, seed=seed, api_key_env=api_key_env,
         headers=headers, extra_body=parse_extra_body(extra_body), insecure=insecure,
         ca_bundle=ca_bundle, notes=notes,
     )
