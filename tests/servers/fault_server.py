@@ -1,0 +1,313 @@
+"""A fault-injection OpenAI-compatible streaming server for tests (aiohttp, 127.0.0.1:0).
+
+The fault of each completion request is taken from a server-side queue, in arrival order
+(`FaultServer(["ok", "stall", "ok"])`); once the queue is empty every request is `ok`.
+The client cannot choose per request, so a test plans the sequence it wants and runs with
+concurrency 1 and no warm-up. Every fault is a small coroutine in `FAULTS`; `counts` says
+how many completion requests arrived (tests of bad input assert it stays 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+MODEL = "fault-model"
+TOKENS = 4  # content chunks in a normal stream
+STALL_S = 30.0  # longer than any test's stall or total timeout
+
+Fault = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def chunk(delta: dict[str, Any] | None = None, finish: str | None = None,
+          usage: dict[str, int] | None = None) -> bytes:
+    body: dict[str, Any] = {
+        "id": "cmpl-fault", "object": "chat.completion.chunk", "model": MODEL,
+        "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}],
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+def usage_chunk(completion: int, prompt: int = 10) -> bytes:
+    usage = {"prompt_tokens": prompt, "completion_tokens": completion,
+             "total_tokens": prompt + completion}
+    return b"data: " + json.dumps({"id": "cmpl-fault", "choices": [], "usage": usage}).encode() \
+        + b"\n\n"
+
+
+DONE = b"data: [DONE]\n\n"
+
+
+async def open_stream(request: web.Request) -> web.StreamResponse:
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    return response
+
+
+async def write_tokens(response: web.StreamResponse, n: int, key: str = "content") -> None:
+    await response.write(chunk({"role": "assistant"}))
+    for _ in range(n):
+        await response.write(chunk({key: " tok"}))
+
+
+async def finish(response: web.StreamResponse, *parts: bytes) -> web.StreamResponse:
+    for part in parts:
+        await response.write(part)
+    await response.write_eof()
+    return response
+
+
+async def ok(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await write_tokens(response, TOKENS)
+    return await finish(response, chunk(finish="stop"), usage_chunk(TOKENS), DONE)
+
+
+async def reset_mid_stream(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await write_tokens(response, 2)
+    await asyncio.sleep(0.05)  # let the tokens reach the client before the reset
+    assert request.transport is not None
+    request.transport.abort()
+    return response
+
+
+async def slow_headers(request: web.Request) -> web.StreamResponse:
+    await asyncio.sleep(STALL_S)
+    return await ok(request)
+
+
+async def stall_mid_stream(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await write_tokens(response, 2)
+    await asyncio.sleep(STALL_S)
+    return await finish(response, DONE)
+
+
+async def drip_feed(request: web.Request) -> web.StreamResponse:
+    """A token every 50 ms for ever: never stalls, but passes any total timeout."""
+    response = await open_stream(request)
+    await response.write(chunk({"role": "assistant"}))
+    for _ in range(int(STALL_S / 0.05)):
+        await response.write(chunk({"content": " drip"}))
+        await asyncio.sleep(0.05)
+    return await finish(response, DONE)
+
+
+async def truncated(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await write_tokens(response, 2)
+    return await finish(response)
+
+
+async def finish_without_done(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await write_tokens(response, TOKENS)
+    return await finish(response, chunk(finish="stop"), usage_chunk(TOKENS))
+
+
+async def non_json_line(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await write_tokens(response, 1)
+    return await finish(response, b"data: {not json at all\n\n", DONE)
+
+
+async def html_200(request: web.Request) -> web.StreamResponse:
+    return web.Response(text="<html><body>login</body></html>", content_type="text/html")
+
+
+async def json_200(request: web.Request) -> web.StreamResponse:
+    return web.json_response({"id": "x", "choices": [{"message": {"content": "hi"}}]})
+
+
+async def error_in_stream(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await write_tokens(response, 1)
+    error = {"error": {"message": "engine overloaded", "type": "server_error"}}
+    return await finish(response, b"data: " + json.dumps(error).encode() + b"\n\n", DONE)
+
+
+def http_error(status: int, headers: dict[str, str] | None = None) -> Fault:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        body = {"error": {"message": f"status {status}", "code": status}}
+        return web.json_response(body, status=status, headers=headers)
+
+    return handler
+
+
+async def huge_line(request: web.Request) -> web.StreamResponse:
+    """5 MiB without a line end: over the decoder's 4 MiB line cap."""
+    response = await open_stream(request)
+    await write_tokens(response, 1)
+    await response.write(b"data: " + b"x" * (5 * 1024 * 1024))
+    return await finish(response, b"\n\n", DONE)
+
+
+async def utf8_split(request: web.Request) -> web.StreamResponse:
+    """Multi-byte characters cut across writes (one byte a write)."""
+    response = await open_stream(request)
+    raw = chunk({"content": "héllo 世界 🙂"})
+    for i in range(len(raw)):
+        await response.write(raw[i:i + 1])
+    return await finish(response, chunk(finish="stop"), usage_chunk(1), DONE)
+
+
+async def invalid_utf8(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    bad = b'data: {"choices":[{"index":0,"delta":{"content":"ab\xff\xfe"}}]}\n\n'
+    return await finish(response, bad, chunk(finish="stop"), usage_chunk(1), DONE)
+
+
+async def usage_missing(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await write_tokens(response, TOKENS)
+    return await finish(response, chunk(finish="stop"), DONE)
+
+
+async def zero_tokens(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await response.write(chunk({"role": "assistant"}))
+    return await finish(response, chunk({"content": ""}, finish="stop"), usage_chunk(0), DONE)
+
+
+async def reasoning_only(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await write_tokens(response, TOKENS, key="reasoning_content")
+    return await finish(response, chunk(finish="length"), usage_chunk(TOKENS), DONE)
+
+
+async def tool_call_only(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await response.write(chunk({"role": "assistant"}))
+    for i, args in enumerate(('{"ci', 'ty": ', '"Oslo"}')):
+        call: dict[str, Any] = {"index": 0, "function": {"arguments": args}}
+        if i == 0:
+            call.update(id="call_1", type="function")
+            call["function"]["name"] = "weather"
+        await response.write(chunk({"tool_calls": [call]}))
+    return await finish(response, chunk(finish="tool_calls"), usage_chunk(3), DONE)
+
+
+FAULTS: dict[str, Fault] = {
+    "ok": ok,
+    "reset_mid_stream": reset_mid_stream,
+    "slow_headers": slow_headers,
+    "stall_mid_stream": stall_mid_stream,
+    "drip_feed": drip_feed,
+    "truncated": truncated,
+    "finish_without_done": finish_without_done,
+    "non_json_line": non_json_line,
+    "html_200": html_200,
+    "json_200": json_200,
+    "error_in_stream": error_in_stream,
+    "http_400": http_error(400),
+    "http_401": http_error(401),
+    "http_404": http_error(404),
+    "http_429": http_error(429, {"Retry-After": "7"}),
+    "http_500": http_error(500),
+    "http_503": http_error(503, {"Retry-After": "2"}),
+    "huge_line": huge_line,
+    "utf8_split": utf8_split,
+    "invalid_utf8": invalid_utf8,
+    "usage_missing": usage_missing,
+    "zero_tokens": zero_tokens,
+    "reasoning_only": reasoning_only,
+    "tool_call_only": tool_call_only,
+}
+
+
+@dataclass
+class FaultServer:
+    """Serves `/v1/models` (ids from `models`) and faulty completions, in queue order."""
+
+    queue: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=lambda: [MODEL])
+    completions: int = 0
+    seen_headers: list[dict[str, str]] = field(default_factory=list)
+
+    def next_fault(self) -> Fault:
+        self.completions += 1
+        name = self.queue.pop(0) if self.queue else "ok"
+        return FAULTS[name]
+
+    def app(self) -> web.Application:
+        async def models(request: web.Request) -> web.Response:
+            self.seen_headers.append(dict(request.headers))
+            return web.json_response({"object": "list", "data": [{"id": m} for m in self.models]})
+
+        async def completions(request: web.Request) -> web.StreamResponse:
+            self.seen_headers.append(dict(request.headers))
+            await request.read()
+            return await self.next_fault()(request)
+
+        app = web.Application()
+        app.router.add_get("/v1/models", models)
+        app.router.add_post("/v1/chat/completions", completions)
+        app.router.add_post("/v1/completions", completions)
+        return app
+
+
+class FaultServerThread:
+    """Runs a FaultServer on 127.0.0.1:0 (optionally TLS) in a thread with its own loop."""
+
+    def __init__(self, server: FaultServer, ssl_context: ssl.SSLContext | None = None) -> None:
+        self.server = server
+        self._ssl = ssl_context
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+        self._thread = threading.Thread(target=self._main, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        scheme = "https" if self._ssl else "http"
+        return f"{scheme}://127.0.0.1:{self.port}/v1"
+
+    def _main(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._loop.run_until_complete(self._start())
+        self._ready.set()
+        self._loop.run_forever()
+
+    async def _start(self) -> None:
+        self._runner = web.AppRunner(self.server.app(), access_log=None,
+                                     handler_cancellation=True, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self._ssl)
+        await site.start()
+        assert site._server is not None
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def __enter__(self) -> FaultServerThread:
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("fault server did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._loop is not None and self._runner is not None
+        fut = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
+        try:
+            fut.result(10)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
