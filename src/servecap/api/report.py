@@ -1,0 +1,26 @@
+"""Library entry points for the deployment comparison report (used by the CLI and the UI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servecap.report import ReportModel, ReportOptions, ReportPaths
+from servecap.report import build_model as _build_model
+from servecap.report import write_report as _write_report
+from servecap.storage.runs import Run
+
+
+def build_report(runs: list[Run], options: ReportOptions | None = None) -> ReportModel:
+    """The report as data (analysis, findings, recommendations, tables' inputs).
+
+    Raises `UserInputError` for no runs, runs without summaries, or a bad `--pair`.
+    """
+    return _build_model(runs, options)
+
+
+def write_report(model: ReportModel, out_dir: Path) -> ReportPaths:
+    """Write report.html, report.md, charts/, tables/ and results.zip into `out_dir`."""
+    return _write_report(model, out_dir)
+
+
+__all__ = ["ReportModel", "ReportOptions", "ReportPaths", "build_report", "write_report"]

@@ -1,0 +1,168 @@
+"""From stored runs to the report's data model (no rendering here)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from servecap import __version__
+from servecap.analysis import (
+    AnalysisOptions,
+    ConfigSeries,
+    Finding,
+    Pair,
+    analyse,
+    infer_pairs,
+    parse_pair,
+)
+from servecap.core.errors import UserInputError
+from servecap.report.charts_spec import CHARTS
+from servecap.report.deployment import deployment_table
+from servecap.report.model import ReportModel, ReportOptions, RunMeta
+from servecap.storage.runs import Run
+
+SUMMARY_KINDS = (
+    "imported_definitions",
+    "client_bound",
+    "speedup",
+    "break_even",
+    "ttft_jump",
+    "consistent_jump",
+    "inconsistent",
+    "output_falls",
+    "capacity",
+)
+
+
+def run_meta(run: Run, name: str) -> RunMeta:
+    info = run.info
+    counts = [lv.n_requests for lv in run.levels if lv.n_requests is not None]
+    return RunMeta(
+        name=name,
+        path=str(run.path),
+        source=info.source,
+        status=info.status,
+        tool_version=info.tool_version,
+        created_at=info.created_at,
+        time_scale=info.time_scale,
+        notes=list(info.notes),
+        config=dict(info.config),
+        server=dict(info.server),
+        deployment=dict(info.deployment),
+        n_requests=sum(counts) if counts else None,
+        levels=list(run.levels),
+    )
+
+
+def _unique_names(runs: list[Run]) -> list[str]:
+    seen: dict[str, int] = {}
+    names = []
+    for run in runs:
+        seen[run.name] = seen.get(run.name, 0) + 1
+        names.append(run.name if seen[run.name] == 1 else f"{run.name} ({seen[run.name]})")
+    return names
+
+
+def series_of(meta: RunMeta) -> ConfigSeries:
+    raw = meta.config.get("output_tokens")
+    known = isinstance(raw, int | float) and not isinstance(raw, bool)
+    tokens = float(raw) if isinstance(raw, int | float) and known else None
+    return ConfigSeries(
+        name=meta.name,
+        levels=meta.levels,
+        imported=meta.source == "imported",
+        output_tokens=tokens,
+        output_tokens_source="run config (max_tokens)" if known else "",
+    )
+
+
+def resolve_pairs(specs: list[str], names: list[str]) -> list[Pair]:
+    if specs:
+        return [parse_pair(text, names) for text in specs]
+    return infer_pairs(names)
+
+
+def build_model(runs: list[Run], options: ReportOptions | None = None) -> ReportModel:
+    """The whole report as data: analysis, findings, deployment table, methodology."""
+    options = options or ReportOptions()
+    if not runs:
+        raise UserInputError("no runs to report on: name run directories or folders of runs")
+    metas = [run_meta(run, name) for run, name in zip(runs, _unique_names(runs), strict=True)]
+    empty = [m.name for m in metas if not m.levels]
+    if empty:
+        raise UserInputError(f"run(s) without any level summary: {', '.join(empty)}")
+    names = [m.name for m in metas]
+    analysis = analyse(
+        [series_of(m) for m in metas],
+        resolve_pairs(options.pairs, names),
+        AnalysisOptions(
+            slo=options.slo,
+            low_load_max=options.low_load_max,
+            high_load_above=options.high_load_above,
+            reference=options.reference,
+        ),
+    )
+    return ReportModel(
+        title=options.title,
+        generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        tool_version=__version__,
+        options=options,
+        runs=metas,
+        deployment=deployment_table(metas),
+        methodology=methodology(metas, options),
+        analysis=analysis,
+        summary=summary_findings(analysis.findings),
+        charts=list(CHARTS),
+    )
+
+
+def summary_findings(findings: list[Finding]) -> list[Finding]:
+    """The executive summary: the findings that change a decision, in a fixed order."""
+    return [f for kind in SUMMARY_KINDS for f in findings if f.kind == kind]
+
+
+def _per_run(metas: list[RunMeta], get: Callable[[RunMeta], Any]) -> str:
+    values = {m.name: get(m) for m in metas}
+    shown = {k: ("not recorded" if v in (None, "", [], {}) else str(v)) for k, v in values.items()}
+    if len(set(shown.values())) == 1:
+        return next(iter(shown.values()))
+    return "; ".join(f"{k}: {v}" for k, v in shown.items())
+
+
+def methodology(metas: list[RunMeta], options: ReportOptions) -> list[tuple[str, str]]:
+    """Setup and method, read from the runs (not typed in)."""
+    slo = options.slo
+    levels = sorted({lv.concurrency for m in metas for lv in m.levels})
+    bound = [f"{m.name} c={lv.concurrency}" for m in metas for lv in m.levels if lv.client_bound]
+    health = any(lv.client_bound is not None for m in metas for lv in m.levels)
+    return [
+        (
+            "Load model",
+            "closed loop: c streams, each sends its next request when its last one "
+            "ends (the seed's model of c active users)",
+        ),
+        ("Source", _per_run(metas, lambda m: m.source)),
+        ("Model", _per_run(metas, lambda m: m.server.get("model") or m.config.get("model"))),
+        ("Concurrency levels", ", ".join(map(str, levels))),
+        ("Rounds per level", _per_run(metas, lambda m: m.config.get("rounds"))),
+        ("Requests measured", _per_run(metas, lambda m: m.n_requests)),
+        ("Input tokens", _per_run(metas, lambda m: m.config.get("input_tokens"))),
+        ("Output tokens (max_tokens)", _per_run(metas, lambda m: m.config.get("output_tokens"))),
+        ("Warm-up requests", _per_run(metas, lambda m: m.config.get("warmup"))),
+        (
+            "SLOs",
+            f"TTFT <= {slo.ttft_ms:g} ms and TPS >= {slo.tps:g} tok/s, judged on "
+            f"{'P90 (the tail)' if slo.statistic == 'p90' else 'the mean'}; P90 and mean both shown",
+        ),
+        ("Think time", f"{slo.think_time_s:g} s (assumed), users N = C_max x (1 + T / L_mean)"),
+        (
+            "Client-bound levels",
+            ", ".join(bound) if bound else ("none flagged" if health else "not recorded"),
+        ),
+        ("Simulator time scale", _per_run(metas, lambda m: m.time_scale)),
+        (
+            "Tool version",
+            f"servecap {__version__} (report); runs: " + _per_run(metas, lambda m: m.tool_version),
+        ),
+    ]

@@ -1,0 +1,192 @@
+"""Interactive charts: each `Chart` as a plotly figure (a JSON-able dict)."""
+
+from __future__ import annotations
+
+import html
+import math
+from pathlib import Path
+from typing import Any
+
+from servecap.report.charts_spec import Chart
+
+PALETTE = (
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#9467bd",
+    "#ff7f0e",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+STYLE: dict[str, Any] = {
+    "paper_bgcolor": "#ffffff",
+    "plot_bgcolor": "#ffffff",
+    "font": {"size": 12},
+}
+HEAT_SCALE = [[0.0, "#f4cccc"], [0.5, "#fff2cc"], [1.0, "#d9ead3"]]
+
+
+def _color(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def _traces(chart: Chart, axis: str = "") -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for t in chart.traces:
+        trace: dict[str, Any] = {"name": t.name, "x": t.x, "y": t.y}
+        if t.kind == "bar":
+            trace.update(
+                type="bar",
+                marker={"color": _color(t.color_index)},
+                text=[f"{v:g}" if v is not None else "" for v in t.y],
+            )
+        else:
+            trace.update(
+                type="scatter",
+                mode="lines+markers",
+                line={"color": _color(t.color_index), "dash": "dash" if t.dash else "solid"},
+            )
+        if axis:
+            trace.update(
+                xaxis=f"x{axis}", yaxis=f"y{axis}", showlegend=axis == "1", legendgroup=t.name
+            )
+        out.append(trace)
+    return out
+
+
+def _axes(chart: Chart) -> dict[str, Any]:
+    x: dict[str, Any] = {"title": {"text": chart.x_title}}
+    if chart.log_x:
+        x.update(type="log", tickvals=sorted({v for t in chart.traces for v in t.x}))
+    return {"xaxis": x, "yaxis": {"title": {"text": chart.y_title}}}
+
+
+def figure(chart: Chart) -> dict[str, Any]:
+    """A plotly figure dict: `{"data": [...], "layout": {...}}`."""
+    if chart.kind == "grid":
+        return _grid(chart)
+    layout: dict[str, Any] = {
+        "title": {"text": f"{chart.info.id} {chart.info.title}"},
+        "margin": {"t": 60, "l": 60, "r": 20, "b": 50},
+        "height": 440,
+        **STYLE,
+    }
+    if chart.kind == "heatmap":
+        data = [
+            {
+                "type": "heatmap",
+                "z": chart.z,
+                "x": chart.cols,
+                "y": chart.rows,
+                "text": chart.z_text,
+                "texttemplate": "%{text}",
+                "zmin": 0,
+                "zmax": 2,
+                "colorscale": HEAT_SCALE,
+                "showscale": False,
+            }
+        ]
+        layout["yaxis"] = {"autorange": "reversed", "title": {"text": chart.y_title}}
+        return {"data": data, "layout": layout}
+    layout.update(_axes(chart))
+    if chart.kind == "bars":
+        layout["barmode"] = "group"
+    shapes = []
+    if chart.hline is not None:
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "paper",
+                "x0": 0,
+                "x1": 1,
+                "y0": chart.hline,
+                "y1": chart.hline,
+                "line": {"dash": "dot", "color": "#444"},
+            }
+        )
+    for x, _label in chart.marks:
+        shapes.append(
+            {
+                "type": "line",
+                "yref": "paper",
+                "y0": 0,
+                "y1": 1,
+                "x0": x,
+                "x1": x,
+                "line": {"dash": "dot", "color": "#999"},
+            }
+        )
+    layout["shapes"] = shapes
+    layout["annotations"] = [
+        {
+            "x": _log10(x) if chart.log_x else x,
+            "y": 1,
+            "yref": "paper",
+            "text": label,
+            "showarrow": False,
+            "textangle": -90,
+            "xanchor": "right",
+            "yanchor": "top",
+            "font": {"size": 10},
+        }
+        for x, label in chart.marks
+    ]
+    return {"data": _traces(chart), "layout": layout}
+
+
+def _log10(x: float) -> float:
+    return math.log10(x)
+
+
+def _grid(chart: Chart) -> dict[str, Any]:
+    data: list[dict[str, Any]] = []
+    layout: dict[str, Any] = {
+        "title": {"text": f"{chart.info.id} {chart.info.title}"},
+        "height": 720,
+        **STYLE,
+        "margin": {"t": 70, "l": 50, "r": 20, "b": 40},
+    }
+    for i, panel in enumerate(chart.panels, start=1):
+        data.extend(_traces(panel, str(i)))
+        suffix = "" if i == 1 else str(i)
+        axes = _axes(panel)
+        axes["xaxis"]["title"]["text"] = "c"
+        axes["xaxis"]["domain"] = [((i - 1) % 3) / 3 + 0.04, ((i - 1) % 3 + 1) / 3 - 0.02]
+        axes["yaxis"]["domain"] = [0.55, 1.0] if i <= 3 else [0.0, 0.42]
+        axes["xaxis"]["anchor"] = f"y{suffix}"
+        axes["yaxis"]["anchor"] = f"x{suffix}"
+        axes["yaxis"]["title"]["text"] = panel.y_title
+        layout[f"xaxis{suffix}"] = axes["xaxis"]
+        layout[f"yaxis{suffix}"] = axes["yaxis"]
+    return {"data": data, "layout": layout}
+
+
+CHART_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<script src="plotly.min.js"></script></head>
+<body><div id="chart" style="width:100%;height:90vh"></div>
+<script type="application/json" id="fig">{fig}</script>
+<script>var f = JSON.parse(document.getElementById("fig").textContent);
+Plotly.newPlot("chart", f.data, f.layout, {{responsive: true, displaylogo: false}});</script>
+</body></html>
+"""
+
+
+def write_chart_html(fig: dict[str, Any], path: Path, title: str) -> None:
+    """A standalone interactive chart that loads `plotly.min.js` from its own folder."""
+    from servecap.report.html import script_json
+
+    page = CHART_PAGE.format(title=html.escape(title), fig=script_json(fig))
+    path.write_text(page, encoding="utf-8")
+
+
+def write_plotly_js(folder: Path) -> Path:
+    """plotly.min.js beside the standalone charts (offline; no CDN)."""
+    from plotly.offline import get_plotlyjs
+
+    target = folder / "plotly.min.js"
+    target.write_text(get_plotlyjs(), encoding="utf-8")
+    return target

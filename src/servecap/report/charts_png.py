@@ -1,0 +1,116 @@
+"""Static charts: each `Chart` as a PNG drawn with matplotlib's Agg backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from servecap.report.charts_plotly import PALETTE
+from servecap.report.charts_spec import Chart
+
+DPI = 100
+
+
+def _draw_lines(ax: Any, chart: Chart, legend: bool = True) -> None:
+    for t in chart.traces:
+        pts = [(x, y) for x, y in zip(t.x, t.y, strict=True) if y is not None]
+        if not pts:
+            continue
+        xs, ys = zip(*pts, strict=True)
+        ax.plot(
+            xs,
+            ys,
+            marker="o",
+            markersize=3,
+            label=t.name,
+            linestyle="--" if t.dash else "-",
+            color=PALETTE[t.color_index % len(PALETTE)],
+        )
+    if chart.log_x:
+        ticks = sorted({float(v) for t in chart.traces for v in t.x if isinstance(v, int | float)})
+        ax.set_xscale("log", base=2)
+        if ticks:
+            ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
+    if chart.hline is not None:
+        ax.axhline(chart.hline, linestyle=":", color="#444")
+    for x, label in chart.marks:
+        ax.axvline(x, linestyle=":", color="#999")
+        ax.annotate(
+            label,
+            (x, 0.98),
+            xycoords=("data", "axes fraction"),
+            rotation=90,
+            fontsize=7,
+            ha="right",
+            va="top",
+        )
+    ax.set_xlabel(chart.x_title)
+    ax.set_ylabel(chart.y_title)
+    ax.grid(True, alpha=0.3)
+    if legend and chart.traces:
+        ax.legend(fontsize=7)
+
+
+def _draw_bars(ax: Any, chart: Chart) -> None:
+    groups = [str(x) for x in chart.traces[0].x] if chart.traces else []
+    width = 0.8 / max(len(chart.traces), 1)
+    for i, t in enumerate(chart.traces):
+        xs = [g + i * width for g in range(len(groups))]
+        ax.bar(
+            xs,
+            [y or 0 for y in t.y],
+            width,
+            label=t.name,
+            color=PALETTE[t.color_index % len(PALETTE)],
+            hatch="//" if t.dash else None,
+        )
+    ax.set_xticks([g + 0.4 - width / 2 for g in range(len(groups))], groups, fontsize=8)
+    ax.set_yscale("symlog")
+    ax.set_ylabel(chart.y_title)
+    ax.legend(fontsize=7)
+
+
+def _draw_heatmap(ax: Any, chart: Chart) -> None:
+    from matplotlib.colors import ListedColormap
+
+    cmap = ListedColormap(["#eeeeee", "#f4cccc", "#fff2cc", "#d9ead3"])
+    ax.imshow(chart.z, cmap=cmap, vmin=-1.5, vmax=2.5, aspect="auto")
+    ax.set_xticks(range(len(chart.cols)), chart.cols, fontsize=8)
+    ax.set_yticks(range(len(chart.rows)), chart.rows, fontsize=8)
+    for r, row in enumerate(chart.z_text):
+        for c, text in enumerate(row):
+            ax.text(c, r, text, ha="center", va="center", fontsize=9)
+    ax.set_ylabel(chart.y_title)
+
+
+def render_png(chart: Chart, path: Path) -> None:
+    """Draw `chart` into `path` (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    with plt.rc_context({"text.parse_math": False}):  # `$` in a run name is text, not TeX
+        _render(plt, chart, path)
+
+
+def _render(plt: Any, chart: Chart, path: Path) -> None:
+    grid = chart.kind == "grid"
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8)) if grid else plt.subplots(figsize=(8, 4.5))
+    try:
+        if grid:
+            for ax, panel in zip(axes.flat, chart.panels, strict=False):
+                _draw_lines(ax, panel, legend=panel is chart.panels[0])
+                ax.set_title(panel.y_title, fontsize=9)
+                ax.set_xlabel("c")
+        elif chart.kind == "bars":
+            _draw_bars(axes, chart)
+        elif chart.kind == "heatmap":
+            _draw_heatmap(axes, chart)
+        else:
+            _draw_lines(axes, chart)
+        fig.suptitle(f"{chart.info.id} {chart.info.title}")
+        fig.tight_layout()
+        fig.savefig(path, dpi=DPI)
+    finally:
+        plt.close(fig)

@@ -1,0 +1,237 @@
+"""The ten charts as plain data (traces of numbers), drawn by both plotly and matplotlib."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, Field
+
+from servecap.report.model import ChartInfo
+
+if TYPE_CHECKING:
+    from servecap.report.model import ReportModel
+
+CHARTS: tuple[ChartInfo, ...] = (
+    ChartInfo(
+        id="01",
+        slug="ttft",
+        title="TTFT (ms), mean and P90",
+        caption="Time to first token per level; dashed lines are P90.",
+    ),
+    ChartInfo(
+        id="02",
+        slug="itl",
+        title="ITL (ms), mean and P90",
+        caption="Inter-token latency per level; dashed lines are P90.",
+    ),
+    ChartInfo(
+        id="03",
+        slug="tps",
+        title="TPS per user (tok/s), mean and P90",
+        caption="Output tokens per second of one request; dashed lines are P90.",
+    ),
+    ChartInfo(
+        id="04",
+        slug="latency",
+        title="Latency (s), mean and P90",
+        caption="End-to-end request latency; dashed lines are P90.",
+    ),
+    ChartInfo(
+        id="05",
+        slug="throughput",
+        title="System throughput (requests/s)",
+        caption="Completed requests per second of the whole system.",
+    ),
+    ChartInfo(
+        id="06",
+        slug="capacity",
+        title="Capacity: C_max and users (P90 and mean)",
+        caption="Highest level meeting both SLOs, and users by Little's law.",
+    ),
+    ChartInfo(
+        id="07",
+        slug="aggregate-output",
+        title="Aggregate output (tok/s)",
+        caption="Output tokens per second of the whole system.",
+    ),
+    ChartInfo(
+        id="08",
+        slug="speedup",
+        title="Speedup per pair (TPS ratio) with break-even",
+        caption="Ratio of mean TPS per user; 1.0 is break-even.",
+    ),
+    ChartInfo(
+        id="09",
+        slug="slo-heatmap",
+        title="SLO compliance (TTFT / TPS)",
+        caption="Per config and level: both met, one met, none met.",
+    ),
+    ChartInfo(
+        id="10",
+        slug="dashboard",
+        title="Dashboard (means)",
+        caption="TTFT, ITL, TPS, latency, throughput and aggregate output.",
+    ),
+)
+
+
+class Trace(BaseModel):
+    name: str
+    x: list[float | int | str]
+    y: list[float | None]
+    dash: bool = False
+    color_index: int = 0
+    kind: Literal["line", "bar"] = "line"
+
+
+class Chart(BaseModel):
+    info: ChartInfo
+    kind: Literal["lines", "bars", "heatmap", "grid"] = "lines"
+    x_title: str = "concurrency (c)"
+    y_title: str = ""
+    log_x: bool = True
+    traces: list[Trace] = Field(default_factory=list)
+    hline: float | None = None
+    marks: list[tuple[float, str]] = Field(default_factory=list)  # x, label (break-even)
+    z: list[list[float]] = Field(default_factory=list)  # heatmap rows
+    z_text: list[list[str]] = Field(default_factory=list)
+    rows: list[str] = Field(default_factory=list)
+    cols: list[str] = Field(default_factory=list)
+    panels: list[Chart] = Field(default_factory=list)
+
+
+def _info(slug: str) -> ChartInfo:
+    return next(c for c in CHARTS if c.slug == slug)
+
+
+def metric_chart(
+    model: ReportModel, slug: str, metric: str, unit: str, stats: tuple[str, ...]
+) -> Chart:
+    traces = []
+    for i, run in enumerate(model.runs):
+        for stat in stats:
+            traces.append(
+                Trace(
+                    name=f"{run.name} {stat}" if len(stats) > 1 else run.name,
+                    x=[lv.concurrency for lv in run.levels],
+                    y=[lv.value(metric, stat) for lv in run.levels],
+                    dash=stat != "mean",
+                    color_index=i,
+                )
+            )
+    return Chart(info=_info(slug), y_title=unit, traces=traces)
+
+
+def throughput_chart(model: ReportModel) -> Chart:
+    traces = [
+        Trace(name=name, x=[p.concurrency for p in pts], y=[p.rps for p in pts], color_index=i)
+        for i, (name, pts) in enumerate(model.analysis.throughput.items())
+    ]
+    return Chart(info=_info("throughput"), y_title="requests/s", traces=traces)
+
+
+def aggregate_chart(model: ReportModel) -> Chart:
+    traces = [
+        Trace(
+            name=a.config,
+            x=[p.concurrency for p in a.points],
+            y=[p.tok_s for p in a.points],
+            color_index=i,
+        )
+        for i, a in enumerate(model.analysis.aggregates)
+    ]
+    return Chart(info=_info("aggregate-output"), y_title="tok/s", traces=traces)
+
+
+def speedup_chart(model: ReportModel) -> Chart:
+    traces, marks = [], []
+    for i, sp in enumerate(model.analysis.speedups):
+        traces.append(
+            Trace(
+                name=sp.pair.label,
+                x=[p.concurrency for p in sp.points],
+                y=[p.ratio for p in sp.points],
+                color_index=i,
+            )
+        )
+        if sp.break_even is not None:
+            marks.append((sp.break_even, f"break-even {sp.pair.spec} c~{sp.break_even:.1f}"))
+    return Chart(
+        info=_info("speedup"), y_title="spec TPS / base TPS", traces=traces, hline=1.0, marks=marks
+    )
+
+
+def capacity_chart(model: ReportModel) -> Chart:
+    traces = []
+    cap = model.analysis.slo.capacity
+    for i, (stat, what) in enumerate((s, w) for s in ("p90", "mean") for w in ("c_max", "users")):
+        rows = cap[stat]
+        traces.append(
+            Trace(
+                name=f"{'C_max' if what == 'c_max' else 'users'} ({stat})",
+                kind="bar",
+                x=[r.config for r in rows],
+                y=[float(getattr(r, what)) if getattr(r, what) is not None else 0.0 for r in rows],
+                color_index=i,
+                dash=stat == "mean",
+            )
+        )
+    return Chart(
+        info=_info("capacity"),
+        kind="bars",
+        x_title="config",
+        log_x=False,
+        y_title="C_max / users",
+        traces=traces,
+    )
+
+
+def heatmap_chart(model: ReportModel) -> Chart:
+    stat = model.options.slo.statistic
+    levels = model.analysis.levels
+    z, text = [], []
+    for name in model.configs:
+        cells = {c.concurrency: c for c in model.analysis.slo.cells(stat, name)}
+        z.append(
+            [float(cells[c].ttft_ok + cells[c].tps_ok) if c in cells else -1.0 for c in levels]
+        )
+        text.append([cells[c].marks if c in cells else "" for c in levels])
+    return Chart(
+        info=_info("slo-heatmap"),
+        kind="heatmap",
+        log_x=False,
+        z=z,
+        z_text=text,
+        rows=model.configs,
+        cols=[f"c={c}" for c in levels],
+        y_title=f"config ({stat.upper() if stat == 'p90' else 'mean'}: TTFT, TPS)",
+    )
+
+
+def dashboard_chart(model: ReportModel) -> Chart:
+    panels = [
+        metric_chart(model, "ttft", "ttft", "TTFT mean (ms)", ("mean",)),
+        metric_chart(model, "itl", "itl", "ITL mean (ms)", ("mean",)),
+        metric_chart(model, "tps", "tps", "TPS mean (tok/s)", ("mean",)),
+        metric_chart(model, "latency", "latency", "latency mean (s)", ("mean",)),
+        throughput_chart(model),
+        aggregate_chart(model),
+    ]
+    return Chart(info=_info("dashboard"), kind="grid", panels=panels)
+
+
+def all_charts(model: ReportModel) -> list[Chart]:
+    """The ten charts in order."""
+    both = ("mean", "p90")
+    return [
+        metric_chart(model, "ttft", "ttft", "ms", both),
+        metric_chart(model, "itl", "itl", "ms", both),
+        metric_chart(model, "tps", "tps", "tok/s", both),
+        metric_chart(model, "latency", "latency", "s", both),
+        throughput_chart(model),
+        capacity_chart(model),
+        aggregate_chart(model),
+        speedup_chart(model),
+        heatmap_chart(model),
+        dashboard_chart(model),
+    ]

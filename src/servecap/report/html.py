@@ -1,0 +1,96 @@
+"""`report.html`: one self-contained page (plotly inlined once, no network), jinja2-escaped."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+from servecap.report import views
+from servecap.report.model import ReportModel
+
+_JSON_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+
+
+def script_json(value: Any) -> str:
+    """JSON that is safe inside a <script> element: it cannot close the tag or open a comment."""
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    for raw, escaped in _JSON_ESCAPES.items():
+        text = text.replace(raw, escaped)
+    return text
+
+
+def page_data(model: ReportModel, figures: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """What the page's script needs: figures, per-level SLO inputs and the default SLO."""
+    slo = model.options.slo
+    configs = [
+        {
+            "name": run.name,
+            "levels": [
+                {
+                    "c": lv.concurrency,
+                    "ttft_p90": lv.ttft_p90_ms,
+                    "ttft_mean": lv.ttft_mean_ms,
+                    "tps_p90": lv.tps_p90,
+                    "tps_mean": lv.tps_mean,
+                    "latency_mean": lv.latency_mean_s,
+                    "error_rate": lv.error_rate,
+                }
+                for lv in sorted(run.levels, key=lambda x: x.concurrency)
+            ],
+        }
+        for run in model.runs
+    ]
+    return {
+        "figures": figures,
+        "configs": configs,
+        "levels": model.analysis.levels,
+        "slo": {
+            "ttft": slo.ttft_ms,
+            "tps": slo.tps,
+            "stat": slo.statistic,
+            "think": slo.think_time_s,
+        },
+    }
+
+
+def _views(model: ReportModel) -> dict[str, Any]:
+    levels = model.analysis.levels
+    diff, full = views.deployment_tables(model)
+    return {
+        "recommendations": views.recommendation_table(model),
+        "deploy_diff": diff,
+        "deploy_all": full,
+        "overview": [views.overview(model, c) for c in dict.fromkeys((levels[0], levels[-1]))],
+        "aggregate": views.aggregate_table(model),
+        "speedup": views.speedup_table(model),
+        "slo": [views.slo_table(model, s) for s in ("p90", "mean")],
+        "capacity": [views.capacity_table(model, s) for s in ("p90", "mean")],
+        "consistency": views.consistency_table(model),
+        "appendix": views.appendix_tables(model),
+    }
+
+
+def render_html(model: ReportModel, figures: dict[str, dict[str, Any]]) -> str:
+    """The page as text; `figures` maps chart id ("01".."10") to its plotly figure dict."""
+    import jinja2
+    from plotly.offline import get_plotlyjs
+
+    templates = resources.files("servecap.report") / "templates"
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    template = env.from_string((templates / "report.html.j2").read_text(encoding="utf-8"))
+    page_js = (templates / "report.js").read_text(encoding="utf-8")
+    return template.render(
+        model=model,
+        views=_views(model),
+        charts={c.id: c for c in model.charts},
+        data_json=script_json(page_data(model, figures)),
+        plotly_js=get_plotlyjs().replace("</script", "<\\/script"),
+        page_js=page_js,
+    )

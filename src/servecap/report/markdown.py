@@ -1,0 +1,139 @@
+"""`report.md`: the same content for a repository or wiki, charts as PNG links.
+
+Server and user text is escaped twice over: HTML special characters become entities (so a
+renderer that allows inline HTML shows them as text) and Markdown punctuation is
+backslash-escaped (so no link, image or emphasis can be formed from it).
+"""
+
+from __future__ import annotations
+
+import re
+
+from servecap.analysis import Finding
+from servecap.report import views
+from servecap.report.model import ReportModel
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>:])")
+
+
+def md(text: object) -> str:
+    """Text that renders as itself in Markdown (CommonMark/GFM) and cannot become HTML."""
+    s = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = s.replace('"', "&quot;")
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    return " ".join(s.splitlines())
+
+
+def _table(t: views.Table) -> list[str]:
+    lines = [
+        f"**{md(t.title)}**",
+        "",
+        "| " + " | ".join(md(h) for h in t.header) + " |",
+        "|" + "---|" * len(t.header),
+    ]
+    lines += ["| " + " | ".join(md(v) for v in row) + " |" for row in t.rows]
+    return [*lines, ""]
+
+
+def _findings(items: list[Finding]) -> list[str]:
+    return [*(f"- {md(f.text)}" for f in items), ""]
+
+
+def _chart(model: ReportModel, chart_id: str) -> list[str]:
+    c = next(x for x in model.charts if x.id == chart_id)
+    name = f"charts/{c.id}-{c.slug}"
+    return [
+        f"![{md(c.id + ' ' + c.title)}]({name}.png)",
+        "",
+        f"*{md(c.caption)}* [interactive]({name}.html)",
+        "",
+    ]
+
+
+def _section(title: str, model: ReportModel, chart_id: str | None, key: str) -> list[str]:
+    out = [f"## {md(title)}", ""]
+    if chart_id:
+        out += _chart(model, chart_id)
+    return out + _findings(model.analysis.section(key))
+
+
+def render_markdown(model: ReportModel) -> str:
+    """The report as Markdown text."""
+    a, lv = model.analysis, model.analysis.levels
+    out = [
+        f"# {md(model.title)}",
+        "",
+        md(
+            f"Generated {model.generated_at} by servecap {model.tool_version} from "
+            f"{len(model.runs)} run(s): {', '.join(model.configs)}."
+        ),
+        "",
+        "## 1\\. Executive summary",
+        "",
+        *_findings(model.summary),
+        *_table(views.recommendation_table(model)),
+        *_chart(model, "10"),
+        "## 2\\. Setup and methodology",
+        "",
+        "| item | value |",
+        "|---|---|",
+        *(f"| {md(k)} | {md(v)} |" for k, v in model.methodology),
+        "",
+        "## 3\\. Deployment configurations",
+        "",
+    ]
+    diff, full = views.deployment_tables(model)
+    out += (
+        _table(diff) + _table(full)
+        if model.deployment.keys
+        else ["The runs record no deployment metadata.", ""]
+    )
+    for name, cmd in model.deployment.commands.items():
+        out += [f"**{md(name)}**", "", "    " + md(cmd), ""]
+    out += ["## 4\\. Results at the lowest and highest level", ""]
+    for c in dict.fromkeys((lv[0], lv[-1])):
+        out += _table(views.overview(model, c))
+    for title, chart_id, key in (
+        ("5. TTFT", "01", "ttft"),
+        ("6. ITL", "02", "itl"),
+        ("7. TPS per user", "03", "tps"),
+        ("8. Latency", "04", "latency"),
+        ("9. Throughput", "05", "throughput"),
+    ):
+        out += _section(title, model, chart_id, key)
+    out += _section("10. Aggregate output", model, "07", "aggregate")
+    out += _table(views.aggregate_table(model))
+    out += _section("11. Speedup and break-even", model, "08", "speedup")
+    out += _table(views.speedup_table(model)) if a.speedups else []
+    out += _section("12. SLO compliance and capacity", model, "09", "slo")
+    out += [*_table(views.slo_table(model, "p90")), *_table(views.slo_table(model, "mean"))]
+    out += [
+        *_chart(model, "06"),
+        *_table(views.capacity_table(model, "p90")),
+        *_table(views.capacity_table(model, "mean")),
+        *_findings(a.section("capacity")),
+    ]
+    out += _section("13. Consistency check", model, None, "consistency")
+    out += _table(views.consistency_table(model))
+    out += [
+        "## 14\\. How to read the numbers",
+        "",
+        *_reading(model),
+        "## 15\\. Appendix: tables per configuration",
+        "",
+    ]
+    for t in views.appendix_tables(model):
+        out += _table(t)
+    return "\n".join(out) + "\n"
+
+
+def _reading(model: ReportModel) -> list[str]:
+    lines = [
+        "Closed loop: c streams each send their next request when the last one ends.",
+        "Fixed workload: the same prompt and output length for every request.",
+        "P90 is the bad tail (TPS: the 10th percentile) for servecap's own runs.",
+        f"Users use an assumed think time of {model.options.slo.think_time_s:g} s; "
+        "a relative ranking, not a promise.",
+        *(f.text for f in model.analysis.section("data")),
+    ]
+    return [*(f"- {md(x)}" for x in lines), ""]

@@ -1,0 +1,76 @@
+"""The report's data model: everything a renderer (HTML, Markdown, UI) shows, computed once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from servecap.analysis import Analysis, Finding
+from servecap.core.config import SLO
+from servecap.core.summary import LevelSummary
+
+
+class ReportOptions(BaseModel):
+    """What the report is asked to compare and judge by."""
+
+    title: str = "Deployment comparison"
+    pairs: list[str] = Field(default_factory=list)  # "SPEC:BASE"; empty: inferred from names
+    slo: SLO = Field(default_factory=SLO)
+    low_load_max: int = 8
+    high_load_above: int = 16
+    reference: dict[str, str] = Field(default_factory=dict)  # scenario -> a published choice
+
+
+class RunMeta(BaseModel):
+    """One compared run: its metadata and level summaries."""
+
+    name: str
+    path: str
+    source: str
+    status: str
+    tool_version: str
+    created_at: str
+    time_scale: float | None
+    notes: list[str]
+    config: dict[str, Any]
+    server: dict[str, Any]
+    deployment: dict[str, Any]
+    n_requests: int | None
+    levels: list[LevelSummary]
+
+
+class DeploymentTable(BaseModel):
+    """Deployment settings per config, flattened to `key -> text`; `differing` keys vary."""
+
+    keys: list[str]
+    values: dict[str, dict[str, str]]
+    differing: list[str]
+    commands: dict[str, str]
+
+
+class ChartInfo(BaseModel):
+    id: str
+    slug: str
+    title: str
+    caption: str
+
+
+class ReportModel(BaseModel):
+    title: str
+    generated_at: str
+    tool_version: str
+    options: ReportOptions
+    runs: list[RunMeta]
+    deployment: DeploymentTable
+    methodology: list[tuple[str, str]]
+    analysis: Analysis
+    summary: list[Finding]
+    charts: list[ChartInfo]
+
+    @property
+    def configs(self) -> list[str]:
+        return [run.name for run in self.runs]
+
+    def run(self, name: str) -> RunMeta:
+        return next(r for r in self.runs if r.name == name)

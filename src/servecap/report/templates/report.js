@@ -1,0 +1,115 @@
+/* servecap report: draws the charts and recomputes SLO compliance and capacity in the page.
+   Same definitions as servecap.stats.capacity: a level passes when its TTFT (on the chosen
+   statistic) <= the TTFT SLO, its TPS >= the TPS SLO and it has no failed requests; C_max is
+   the highest level at which it and every lower level pass; users = round(C_max * (1 + T / L_mean)),
+   L_mean the mean latency at C_max, rounded half to even like Python's round(). */
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+
+  function drawCharts() {
+    Object.keys(data.figures).forEach(function (id) {
+      var el = document.getElementById("chart-" + id);
+      if (!el || typeof Plotly === "undefined") { return; }
+      var fig = data.figures[id];
+      Plotly.newPlot(el, fig.data, fig.layout, {responsive: true, displaylogo: false})
+        .then(function () { el.setAttribute("data-rendered", "1"); });
+    });
+  }
+
+  function pyRound(x) {
+    var f = Math.floor(x), d = x - f;
+    if (d > 0.5) { return f + 1; }
+    if (d < 0.5) { return f; }
+    return (f % 2 === 0) ? f : f + 1;
+  }
+
+  function judge(level, slo) {
+    var ttft = level["ttft_" + slo.stat], tps = level["tps_" + slo.stat];
+    var clean = !level.error_rate;
+    return {
+      c: level.c, ttft: ttft, tps: tps,
+      ttftOk: ttft !== null && ttft <= slo.ttft && clean,
+      tpsOk: tps !== null && tps >= slo.tps && clean
+    };
+  }
+
+  function plan(levels, slo) {
+    var verdicts = levels.map(function (lv) { return judge(lv, slo); });
+    var best = null;
+    for (var i = 0; i < levels.length; i++) {
+      if (!(verdicts[i].ttftOk && verdicts[i].tpsOk)) { break; }
+      best = levels[i];
+    }
+    if (best === null || best.latency_mean === null) {
+      return {verdicts: verdicts, cMax: null, lMean: null, users: null};
+    }
+    var users = pyRound(best.c * (1 + slo.think / best.latency_mean));
+    return {verdicts: verdicts, cMax: best.c, lMean: best.latency_mean, users: users};
+  }
+
+  function cell(row, text, cls) {
+    var td = document.createElement("td");
+    td.textContent = text;
+    if (cls) { td.className = cls; }
+    row.appendChild(td);
+    return td;
+  }
+
+  function num(v, digits) { return v === null || v === undefined ? "n/a" : v.toFixed(digits); }
+
+  function readSlo() {
+    return {
+      ttft: parseFloat(document.getElementById("slo-ttft").value),
+      tps: parseFloat(document.getElementById("slo-tps").value),
+      stat: document.getElementById("slo-stat").value,
+      think: parseFloat(document.getElementById("slo-think").value)
+    };
+  }
+
+  function update() {
+    var slo = readSlo();
+    if (!(slo.ttft > 0) || !(slo.tps >= 0) || !(slo.think >= 0)) { return; }
+    var matrix = document.querySelector("#slo-live tbody");
+    var capacity = document.querySelector("#capacity-live tbody");
+    matrix.textContent = "";
+    capacity.textContent = "";
+    data.configs.forEach(function (cfg) {
+      var p = plan(cfg.levels, slo);
+      var row = document.createElement("tr");
+      cell(row, cfg.name);
+      data.levels.forEach(function (c) {
+        var v = p.verdicts.filter(function (x) { return x.c === c; })[0];
+        if (!v) { cell(row, ""); return; }
+        var marks = (v.ttftOk ? "\u2713" : "\u2717") + (v.tpsOk ? "\u2713" : "\u2717");
+        var td = cell(row, marks, v.ttftOk && v.tpsOk ? "ok" : (v.ttftOk || v.tpsOk ? "half" : "bad"));
+        td.title = "TTFT " + num(v.ttft, 1) + " ms, TPS " + num(v.tps, 1) + " tok/s";
+      });
+      matrix.appendChild(row);
+      var crow = document.createElement("tr");
+      cell(crow, cfg.name);
+      cell(crow, p.cMax === null ? "none" : String(p.cMax));
+      cell(crow, num(p.lMean, 2));
+      cell(crow, p.users === null ? "0" : String(p.users));
+      capacity.appendChild(crow);
+    });
+    document.getElementById("slo-live-label").textContent =
+      "TTFT <= " + slo.ttft + " ms, TPS >= " + slo.tps + " tok/s on " +
+      (slo.stat === "p90" ? "P90" : "mean") + ", think time " + slo.think + " s";
+  }
+
+  ["slo-ttft", "slo-tps", "slo-stat", "slo-think"].forEach(function (id) {
+    var el = document.getElementById(id);
+    el.addEventListener("input", update);
+    el.addEventListener("change", update);
+  });
+  document.getElementById("slo-reset").addEventListener("click", function () {
+    document.getElementById("slo-ttft").value = data.slo.ttft;
+    document.getElementById("slo-tps").value = data.slo.tps;
+    document.getElementById("slo-stat").value = data.slo.stat;
+    document.getElementById("slo-think").value = data.slo.think;
+    update();
+  });
+  update();
+  drawCharts();
+})();

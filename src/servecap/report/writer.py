@@ -1,0 +1,90 @@
+"""Write a report to disk: tables, charts (PNG + HTML), report.html, report.md, results.zip."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from servecap.report.charts_spec import all_charts
+from servecap.report.model import ReportModel
+from servecap.storage.safe_files import safe_name
+
+
+@dataclass
+class ReportPaths:
+    """Where each part of a written report lies."""
+
+    out_dir: Path
+    html: Path
+    markdown: Path
+    zip: Path
+    model_json: Path
+    charts: list[Path] = field(default_factory=list)
+    tables: list[Path] = field(default_factory=list)
+
+
+def write_charts(model: ReportModel, charts_dir: Path) -> tuple[dict[str, dict], list[Path]]:
+    """Every chart as PNG and standalone HTML; returns the plotly figures and the files."""
+    from servecap.report.charts_plotly import figure, write_chart_html, write_plotly_js
+    from servecap.report.charts_png import render_png
+
+    charts_dir.mkdir(parents=True, exist_ok=True)
+    figures: dict[str, dict] = {}
+    files: list[Path] = []
+    for chart in all_charts(model):
+        base = charts_dir / f"{chart.info.id}-{chart.info.slug}"
+        fig = figure(chart)
+        figures[chart.info.id] = fig
+        render_png(chart, base.with_suffix(".png"))
+        write_chart_html(fig, base.with_suffix(".html"), f"{chart.info.id} {chart.info.title}")
+        files += [base.with_suffix(".png"), base.with_suffix(".html")]
+    files.append(write_plotly_js(charts_dir))
+    return figures, files
+
+
+def write_report(model: ReportModel, out_dir: Path) -> ReportPaths:
+    """Write the whole report into `out_dir` (created if needed)."""
+    from servecap.report.html import render_html
+    from servecap.report.markdown import render_markdown
+    from servecap.report.tables import write_tables
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tables = write_tables(model, out_dir / "tables")
+    figures, charts = write_charts(model, out_dir / "charts")
+    html = out_dir / "report.html"
+    html.write_text(render_html(model, figures), encoding="utf-8")
+    md = out_dir / "report.md"
+    md.write_text(render_markdown(model), encoding="utf-8")
+    model_json = out_dir / "report.json"
+    model_json.write_text(model.model_dump_json(indent=1), encoding="utf-8")
+    paths = ReportPaths(
+        out_dir=out_dir,
+        html=html,
+        markdown=md,
+        zip=out_dir / "results.zip",
+        model_json=model_json,
+        charts=charts,
+        tables=tables,
+    )
+    write_zip(model, paths)
+    return paths
+
+
+def write_zip(model: ReportModel, paths: ReportPaths) -> None:
+    """Everything written plus each run's run.json and summary.json (not requests.jsonl)."""
+    files = [paths.html, paths.markdown, paths.model_json, *paths.tables, *paths.charts]
+    with zipfile.ZipFile(paths.zip, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        for path in files:
+            if path.is_file():
+                bundle.write(path, path.relative_to(paths.out_dir).as_posix())
+        for i, run in enumerate(model.runs, start=1):
+            folder = f"runs/{i:02d}-{safe_name(run.name)}"
+            source = Path(run.path)
+            for name in ("run.json", "summary.json"):
+                if (source / name).is_file():
+                    bundle.write(source / name, f"{folder}/{name}")
+            if not (source / "summary.json").is_file():
+                rows = [lv.model_dump(mode="json") for lv in run.levels]
+                bundle.writestr(f"{folder}/summary.json", json.dumps(rows, indent=2))
