@@ -27,8 +27,12 @@ class ChunkMaker:
 
     def role(self) -> dict[str, Any]:
         """The opening chat chunk: role only, carries no token."""
-        choice = {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
-                  "finish_reason": None}  # fmt: skip
+        choice = {
+            "index": 0,
+            "delta": {"role": "assistant", "content": ""},
+            "logprobs": None,
+            "finish_reason": None,
+        }
         return self._envelope([choice])
 
     def tokens(self, start: int, n: int, last: bool) -> dict[str, Any]:

@@ -19,11 +19,17 @@ def render_metrics(loop: EngineLoop, model_name: str) -> str:
         ("vllm:gpu_cache_usage_perc", "KV-cache usage, 0..1 (older name).", c.kv_usage),
         ("vllm:kv_cache_usage_perc", "KV-cache usage, 0..1.", c.kv_usage),
         ("sim:time_scale", "Model seconds per real second.", loop.scale),
-        ("sim:step_lateness_seconds_max", "Largest real lateness of an engine event.",
-         loop.lateness.max),
-        ("sim:step_lateness_seconds_mean", "Mean real lateness of engine events.",
-         loop.lateness.mean),
-    ]  # fmt: skip
+        (
+            "sim:step_lateness_seconds_max",
+            "Largest real lateness of an engine event.",
+            loop.lateness.max,
+        ),
+        (
+            "sim:step_lateness_seconds_mean",
+            "Mean real lateness of engine events.",
+            loop.lateness.mean,
+        ),
+    ]
     counters = [
         ("vllm:prompt_tokens", "Prefill tokens processed.", c.prompt_tokens),
         ("vllm:generation_tokens", "Generation tokens produced.", c.generation_tokens),

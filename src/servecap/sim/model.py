@@ -75,6 +75,7 @@ class _Seq:
     ready: float
     prefill_left: int = 0
     generated: int = 0
+    cancelled: bool = False
 
     def __post_init__(self) -> None:
         self.prefill_left = self.prompt
@@ -134,6 +135,7 @@ class StepEngine:
                     queue.remove(seq)
         for seq in list(self._running):
             if seq.rid == rid:
+                seq.cancelled = True
                 self._running.remove(seq)
                 self._kv_used -= seq.reserve
         self._gauges()
@@ -209,18 +211,20 @@ class StepEngine:
         return self.p.speculative and not (self.p.spec_off_when_waiting and self._waiting)
 
     def _decode_plan(self, decoding: list[_Seq]) -> list[tuple[_Seq, int]]:
-        spec = self._spec_on()
+        if not decoding:
+            return []
+        if not self._spec_on():
+            return [(seq, 1) for seq in decoding]
         k = self.p.num_spec_tokens
-        plan: list[tuple[_Seq, int]] = []
-        for seq in decoding:
-            n = 1
-            if spec:
-                accepted = accepted_drafts(self._rng, k, self.p.acceptance)
-                self.counters.draft_tokens += k
-                self.counters.accepted_tokens += accepted
-                n += accepted
-            plan.append((seq, min(n, seq.max_tokens - seq.generated)))
-        return plan
+        draws = self._rng.random((len(decoding), k)) < self.p.acceptance
+        # accepted = leading run of successes: index of the first failure, k if none
+        accepted = np.where(draws.all(axis=1), k, np.argmin(draws, axis=1))
+        self.counters.draft_tokens += k * len(decoding)
+        self.counters.accepted_tokens += int(accepted.sum())
+        return [
+            (seq, min(1 + int(a), seq.max_tokens - seq.generated))
+            for seq, a in zip(decoding, accepted.tolist(), strict=True)
+        ]
 
     def _duration(self, n_decoding: int, prefill_tokens: int) -> float:
         p = self.p
@@ -239,9 +243,13 @@ class StepEngine:
     def _finish(self, step: _Step) -> list[Emission]:
         out: list[Emission] = []
         for seq, n in step.decoded:
+            if seq.cancelled:
+                continue
             seq.generated += n
             out.append(Emission(seq.rid, n, False, seq.generated >= seq.max_tokens))
         for seq in step.prefilled:
+            if seq.cancelled:
+                continue
             seq.generated = 1
             out.append(Emission(seq.rid, 1, True, seq.generated >= seq.max_tokens))
         self.counters.generation_tokens += sum(e.tokens for e in out)

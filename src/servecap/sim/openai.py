@@ -17,9 +17,23 @@ from dataclasses import dataclass
 from typing import Any
 
 WORDS: tuple[str, ...] = (
-    " the", " model", " is", " simulated", " and", " every", " token", " costs",
-    " time", " in", " a", " batch", " of", " requests", " served", " here",
-)  # fmt: skip
+    " the",
+    " model",
+    " is",
+    " simulated",
+    " and",
+    " every",
+    " token",
+    " costs",
+    " time",
+    " in",
+    " a",
+    " batch",
+    " of",
+    " requests",
+    " served",
+    " here",
+)
 
 
 class BadRequest(Exception):

@@ -19,13 +19,25 @@ def _uvicorn_config(app: Any, host: str, port: int) -> Any:
     loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
     http = "httptools" if importlib.util.find_spec("httptools") else "h11"
     return uvicorn.Config(
-        app, host=host, port=port, loop=loop, http=http, access_log=False,
-        log_level="warning", lifespan="on", timeout_keep_alive=30,
-    )  # fmt: skip
+        app,
+        host=host,
+        port=port,
+        loop=loop,
+        http=http,
+        access_log=False,
+        log_level="warning",
+        lifespan="on",
+        timeout_keep_alive=30,
+    )
 
 
-def serve(profile: Profile, host: str = "127.0.0.1", port: int = 8000,
-          time_scale: float = 1.0, seed: int = 0) -> None:  # fmt: skip
+def serve(
+    profile: Profile,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    time_scale: float = 1.0,
+    seed: int = 0,
+) -> None:
     """Serve ``profile`` until interrupted (blocking)."""
     import uvicorn
 
@@ -55,8 +67,9 @@ class SimServerHandle:
     def __enter__(self) -> SimServerHandle:
         return self
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> None:  # fmt: skip
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
 

@@ -43,7 +43,7 @@ class Profile(BaseModel):
     model_id: str = "servecap-sim"
     # the first ``reasoning_tokens`` output tokens are sent as ``reasoning_content``
     reasoning_tokens: int = Field(0, ge=0)
-    params: ModelParams = Field(default_factory=lambda: ModelParams())
+    params: ModelParams = Field(default_factory=lambda: ModelParams.model_validate({}))
     deployment: Deployment = Field(default_factory=Deployment)
     # how the profile was fitted (source, errors); informational
     calibration: dict[str, str | float] = Field(default_factory=dict)

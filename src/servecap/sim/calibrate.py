@@ -1,0 +1,170 @@
+"""Calibrate a profile to measured level means, and the readers for what it is fitted to.
+
+Inputs: an Appendix-A style CSV (``config,concurrency,ttft_mean_ms,...``; one profile per
+config), a servecap ``summary.json`` (a JSON list of level rows), or a run directory that
+holds one. Only ``concurrency, ttft_mean_ms, itl_mean_ms, tps_mean, latency_mean_s`` are
+read; any of the metrics may be missing.
+
+The seed profiles shipped with servecap were produced by::
+
+    python -m servecap.sim.calibrate --seed-csv ../shared/seed/kimi-k3-b300-appendix-a.csv \\
+        --out-dir src/servecap/sim/profiles
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import time
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from servecap.sim.fitting import fit_params
+from servecap.sim.profiles import Profile, profile_from_dict
+from servecap.sim.sweep import METRICS, closed_loop_sweep, fit_errors
+from servecap.sim.tomlout import profile_to_toml
+
+COLUMNS: tuple[str, ...] = ("concurrency", *METRICS)
+SEED_COMMAND = (
+    "python -m servecap.sim.calibrate --seed-csv ../shared/seed/kimi-k3-b300-appendix-a.csv "
+    "--out-dir src/servecap/sim/profiles"
+)
+
+
+class CalibrationInputError(ValueError):
+    """A calibration input that cannot be read; the message says which and why."""
+
+
+def _number(value: Any, where: str) -> float | None:
+    if value is None or value == "":
+        return None
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise CalibrationInputError(f"{where}: not a number: {value!r}") from None
+    return out if math.isfinite(out) else None
+
+
+def _clean_row(raw: dict[str, Any], where: str) -> dict[str, float]:
+    row: dict[str, float] = {}
+    for key in COLUMNS:
+        value = _number(raw.get(key), f"{where} column {key}")
+        if value is not None:
+            row[key] = value
+    if row.get("concurrency", 0) < 1:
+        raise CalibrationInputError(f"{where}: needs a concurrency >= 1")
+    if len(row) < 2:
+        raise CalibrationInputError(f"{where}: has none of the columns {', '.join(METRICS)}")
+    return row
+
+
+def _read_csv(path: Path) -> dict[str, list[dict[str, float]]]:
+    out: dict[str, list[dict[str, float]]] = {}
+    with path.open(newline="", encoding="utf-8") as fh:
+        for i, raw in enumerate(csv.DictReader(fh), start=2):
+            config = (raw.get("config") or path.stem).strip()
+            out.setdefault(config, []).append(_clean_row(raw, f"{path} line {i}"))
+    return out
+
+
+def _read_summary(path: Path) -> dict[str, list[dict[str, float]]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CalibrationInputError(f"{path}: not valid JSON: {exc}") from None
+    if isinstance(data, dict) and isinstance(data.get("levels"), list):
+        data = data["levels"]
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise CalibrationInputError(f"{path}: expected a JSON list of level rows")
+    name = path.parent.name if path.name == "summary.json" else path.stem
+    return {name: [_clean_row(r, f"{path} row {i}") for i, r in enumerate(data, 1)]}
+
+
+def read_levels(source: str | Path) -> dict[str, list[dict[str, float]]]:
+    """Level rows by config name from a CSV, a summary.json or a run directory."""
+    path = Path(source)
+    if path.is_dir():
+        path = path / "summary.json"
+        if not path.is_file():
+            raise CalibrationInputError(f"{source}: a directory without summary.json")
+    if not path.is_file():
+        raise CalibrationInputError(f"{source}: no such file")
+    try:
+        out = _read_csv(path) if path.suffix.lower() == ".csv" else _read_summary(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CalibrationInputError(f"{source}: cannot read: {exc}") from None
+    if not out or not any(out.values()):
+        raise CalibrationInputError(f"{source}: no level rows")
+    return out
+
+
+def fit(
+    levels: list[dict[str, float]],
+    base: Profile,
+    free: Sequence[str] | None = None,
+    name: str | None = None,
+    source: str = "",
+    max_evals: int = 160,
+    restarts: int = 2,
+) -> Profile:
+    """A profile like ``base`` with its parameters fitted to ``levels`` (128/128 tokens)."""
+    if not levels:
+        raise CalibrationInputError("nothing to fit: no levels")
+    params, _ = fit_params(levels, base.params, free, max_evals=max_evals, restarts=restarts)
+    fitted = base.model_copy(update={"params": params, "name": name or base.name})
+    fitted = profile_from_dict(tomllib.loads(profile_to_toml(fitted)))  # rounded as written
+    errs = fit_errors(
+        closed_loop_sweep(fitted.params, [int(r["concurrency"]) for r in levels]), levels
+    )
+    calibration: dict[str, str | float] = {
+        "source": source,
+        "fitted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "sweep": "closed loop, 10 rounds, 128 input / 128 output tokens",
+        "mape": round(errs["mape"], 4),
+        "max_cell_error": round(errs["max"], 4),
+    }
+    return fitted.model_copy(update={"calibration": calibration})
+
+
+def write_profile(profile: Profile, path: str | Path, how: str = "") -> None:
+    """Write ``profile`` as TOML with a header saying how it was made."""
+    header = (
+        f"servecap simulator profile: {profile.name}\n"
+        f"Produced by the calibrator, not typed in: {how or 'servecap sim calibrate'}\n"
+        f"Fit (pure closed-loop sweep): mean abs. error "
+        f"{profile.calibration.get('mape', 'n/a')}, worst cell "
+        f"{profile.calibration.get('max_cell_error', 'n/a')}"
+    )
+    Path(path).write_text(profile_to_toml(profile, header), encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m servecap.sim.calibrate --seed-csv CSV --out-dir DIR``: the seed profiles."""
+    from servecap.sim.seed_bases import seed_bases
+
+    ap = argparse.ArgumentParser(prog="python -m servecap.sim.calibrate")
+    ap.add_argument("--seed-csv", required=True)
+    ap.add_argument("--out-dir", required=True)
+    ap.add_argument("--only", action="append", default=None, help="config name (repeatable)")
+    args = ap.parse_args(argv)
+    levels = read_levels(args.seed_csv)
+    for config, base in seed_bases().items():
+        if (args.only and config not in args.only) or config not in levels:
+            continue
+        t0 = time.monotonic()
+        profile = fit(levels[config], base, source=Path(args.seed_csv).name)
+        write_profile(profile, Path(args.out_dir) / f"{config}.toml", SEED_COMMAND)
+        print(
+            f"{config}: mape {profile.calibration['mape']:.3f} "
+            f"max {profile.calibration['max_cell_error']:.3f} "
+            f"({time.monotonic() - t0:.0f} s)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

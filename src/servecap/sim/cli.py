@@ -1,0 +1,143 @@
+"""``servecap sim``: serve a simulated inference server, calibrate profiles, list profiles.
+
+``servecap sim --profile NAME`` and ``servecap sim serve --profile NAME`` both serve (the
+group's callback serves when no subcommand is given). Bad input prints one line to stderr
+and exits with code 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NoReturn
+
+import typer
+
+from servecap.sim.profiles import Profile, ProfileError, builtin_names, load_profile
+
+sim_app = typer.Typer(
+    name="sim",
+    help="A simulated OpenAI-compatible inference server (no GPU needed).",
+    no_args_is_help=False,
+    add_completion=False,
+)
+
+PROFILE_HELP = "Built-in profile name (see `servecap sim profiles`) or a .toml/.json file."
+SCALE_HELP = "Run the model this many times faster than real time (stated in /version)."
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code=2)
+
+
+def _profile(name_or_path: str) -> Profile:
+    try:
+        return load_profile(name_or_path)
+    except ProfileError as exc:
+        _fail(str(exc))
+
+
+def _serve(profile_name: str, host: str, port: int, time_scale: float) -> None:
+    if not 0 <= port <= 65535:
+        _fail(f"--port must be 0..65535, not {port}")
+    if not time_scale > 0:
+        _fail(f"--time-scale must be > 0, not {time_scale}")
+    profile = _profile(profile_name)
+    from servecap.sim.runner import serve
+
+    typer.echo(
+        f"servecap sim: profile {profile.name} on http://{host}:{port}/v1 "
+        f"(time scale {time_scale:g}x); Ctrl-C stops",
+        err=True,
+    )
+    try:
+        serve(profile, host=host, port=port, time_scale=time_scale)
+    except OSError as exc:
+        _fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+
+
+@sim_app.callback(invoke_without_command=True)
+def main(
+    ctx: typer.Context,
+    profile: str = typer.Option("vllm-direct", "--profile", "-p", help=PROFILE_HELP),
+    host: str = typer.Option("127.0.0.1", "--host"),
+    port: int = typer.Option(8000, "--port"),
+    time_scale: float = typer.Option(1.0, "--time-scale", help=SCALE_HELP),
+) -> None:
+    """Serve the simulator when no subcommand is given."""
+    if ctx.invoked_subcommand is None:
+        _serve(profile, host, port, time_scale)
+
+
+@sim_app.command("serve")
+def serve_cmd(
+    profile: str = typer.Option("vllm-direct", "--profile", "-p", help=PROFILE_HELP),
+    host: str = typer.Option("127.0.0.1", "--host"),
+    port: int = typer.Option(8000, "--port"),
+    time_scale: float = typer.Option(1.0, "--time-scale", help=SCALE_HELP),
+) -> None:
+    """Serve a profile as an OpenAI-compatible server until Ctrl-C."""
+    _serve(profile, host, port, time_scale)
+
+
+@sim_app.command("profiles")
+def profiles_cmd() -> None:
+    """List the built-in profiles."""
+    for name in builtin_names():
+        prof = load_profile(name)
+        typer.echo(f"{name:<16} {prof.description}")
+
+
+def _pick_config(levels: dict[str, list[dict[str, float]]], config: str | None) -> str:
+    if config is not None:
+        if config not in levels:
+            _fail(f"config {config!r} not in the input; it has: {', '.join(sorted(levels))}")
+        return config
+    if len(levels) > 1:
+        _fail(f"the input holds several configs ({', '.join(sorted(levels))}); pick --config")
+    return next(iter(levels))
+
+
+def _default_base(config: str) -> Profile:
+    from servecap.sim.profiles import Deployment
+    from servecap.sim.seed_bases import seed_bases
+
+    bases = seed_bases()
+    if config in bases:
+        return bases[config]
+    generic = bases["vllm-direct"]
+    return generic.model_copy(
+        update={"deployment": Deployment(engine="unknown", notes="calibrated from measurements")}
+    )
+
+
+@sim_app.command("calibrate")
+def calibrate_cmd(
+    source: Path = typer.Argument(..., help="summary.json, a run directory, or a CSV."),
+    out: Path = typer.Option(..., "--out", "-o", help="Where to write the profile (.toml)."),
+    config: str | None = typer.Option(None, "--config", help="Config to fit (CSV inputs)."),
+    base: str | None = typer.Option(None, "--base", help="Starting profile; " + PROFILE_HELP),
+    name: str | None = typer.Option(None, "--name", help="Name of the new profile."),
+) -> None:
+    """Fit a profile's model parameters to measured level means (least squares)."""
+    from servecap.sim.calibrate import CalibrationInputError, fit, read_levels, write_profile
+
+    if out.suffix.lower() != ".toml":
+        _fail(f"--out must end in .toml, not {out.name!r}")
+    try:
+        levels = read_levels(source)
+    except CalibrationInputError as exc:
+        _fail(str(exc))
+    chosen = _pick_config(levels, config)
+    start = _profile(base) if base else _default_base(chosen)
+    if start.params.fixed:
+        _fail("the base profile has a fixed schedule; pick a step-model profile as --base")
+    profile = fit(levels[chosen], start, name=name or chosen, source=str(source))
+    try:
+        write_profile(profile, out, f"servecap sim calibrate {source} --out {out}")
+    except OSError as exc:
+        _fail(f"cannot write {out}: {exc.strerror or exc}")
+    typer.echo(
+        f"wrote {out}: mean abs. error {profile.calibration['mape']:.1%}, "
+        f"worst cell {profile.calibration['max_cell_error']:.1%}"
+    )

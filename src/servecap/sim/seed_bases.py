@@ -1,0 +1,161 @@
+"""Starting points for calibrating the four seed deployments (kimi-k3-b300 report).
+
+Each base records the deployment (engine, launch command from the report's section 3.3,
+key flags, speculative settings) and the structural choices the fit does not search
+(prefill budget, KV budget, number of draft tokens); ``calibrate`` fits the rest.
+"""
+
+from __future__ import annotations
+
+from servecap.sim.params import ModelParams
+from servecap.sim.profiles import Deployment, Profile
+
+_VLLM_ENV = (
+    "docker run --gpus all \\\n  --privileged --ipc=host -p 8000:8000 \\\n"
+    "  -v ~/.cache/huggingface:/root/.cache/huggingface \\\n"
+    "  -e VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION=1 \\\n  -e VLLM_ALLREDUCE_USE_FLASHINFER=1 \\\n"
+    "  -e VLLM_ENGINE_READY_TIMEOUT_S=3600 \\\n  -e VLLM_USE_V2_MODEL_RUNNER=1 \\\n"
+    "  -e VLLM_USE_RUST_FRONTEND=1 \\\n  vllm/vllm-openai:kimi-k3 moonshotai/Kimi-K3 \\\n"
+    "  --trust-remote-code \\\n  --load-format fastsafetensors \\\n  --moe-backend auto \\\n"
+    "  --gpu-memory-utilization 0.95 \\\n  --tensor-parallel-size 8 \\\n"
+    "  --max-model-len 1048576 \\\n  --kv-cache-dtype fp8 \\\n"
+    '  --attention-config \'{"mla_prefill_backend":"TRTLLM_RAGGED",'
+    '"use_prefill_query_quantization":true}\' \\\n'
+    "  --enable-prefix-caching \\\n  --enable-auto-tool-choice \\\n"
+    "  --tool-call-parser kimi_k3 \\\n  --reasoning-parser kimi_k3"
+)
+_VLLM_SPEC = (
+    ' \\\n  --max-num-seqs 32 \\\n  --speculative-config \'{"model":"Inferact/Kimi-K3-DSpark", '
+    '"num_speculative_tokens":7, "method": "dspark", "attention_backend": '
+    '"FLASHINFER_MLA", "draft_sample_method": "probabilistic", '
+    '"rejection_sample_method": "block"}\''
+)
+
+
+def _sglang(mamba: str, spec: bool) -> str:
+    cmd = (
+        "docker run --gpus all \\\n  --shm-size 32g \\\n  -p 30000:30000 \\\n"
+        "  -v ~/.cache/huggingface:/root/.cache/huggingface \\\n"
+        '  --env "HF_TOKEN=<your-hf-token>" \\\n  --ipc=host \\\n'
+        "  lmsysorg/sglang:kimi-k3 \\\n  sglang serve \\\n    --trust-remote-code \\\n"
+        "    --model-path moonshotai/Kimi-K3 \\\n    --tp-size 8 \\\n"
+        "    --mem-fraction-static 0.85 \\\n    --reasoning-parser kimi_k3 \\\n"
+        f"    --tool-call-parser kimi_k3 \\\n    --mamba-full-memory-ratio {mamba} \\\n"
+        "    --host 0.0.0.0 \\\n    --port 30000"
+    )
+    if spec:
+        cmd += (
+            " \\\n    --speculative-algorithm DSPARK \\\n"
+            "    --speculative-draft-model-path RadixArk/Kimi-K3-DSpark \\\n"
+            "    --speculative-dspark-block-size 7 \\\n    --enable-linear-replayssm-spec"
+        )
+    return cmd
+
+
+_VLLM_FLAGS = {
+    "port": "8000",
+    "gpu-memory-utilization": "0.95",
+    "tensor-parallel-size": "8",
+    "kv-cache-dtype": "fp8",
+    "prefill-backend": "TRTLLM_RAGGED + prefill query quantization",
+    "rust-frontend": "VLLM_USE_RUST_FRONTEND=1",
+}
+_SGLANG_FLAGS = {
+    "port": "30000",
+    "mem-fraction-static": "0.85",
+    "tp-size": "8",
+    "kv-cache-dtype": "default",
+    "prefill-backend": "FlashInfer MLA (default)",
+}
+_SPEC_VLLM = {
+    "method": "dspark",
+    "draft_model": "Inferact/Kimi-K3-DSpark",
+    "num_speculative_tokens": "7",
+    "rejection_sample_method": "block",
+}
+_SPEC_SGLANG = {"method": "DSPARK", "draft_model": "RadixArk/Kimi-K3-DSpark", "block_size": "7"}
+
+_COMMON = {
+    "step_base_ms": 8.0,
+    "decode_ms_per_seq": 0.5,
+    "decode_exp": 0.8,
+    "prefill_ms_per_token": 0.05,
+    "prefill_step_ms": 10.0,
+    "admit_ratio": 0.2,
+}
+_SPEC = {
+    "num_spec_tokens": 7,
+    "acceptance": 0.6,
+    "draft_ms": 2.0,
+    "verify_ms_per_token": 0.05,
+    "verify_exp": 1.2,
+}
+
+
+def _base(name: str, desc: str, deployment: Deployment, **params: float | int | bool) -> Profile:
+    merged = {**_COMMON, **params}
+    return Profile.model_validate(
+        {
+            "name": name,
+            "description": desc,
+            "model_id": "moonshotai/Kimi-K3",
+            "params": ModelParams.model_validate(merged),
+            "deployment": deployment,
+        }
+    )
+
+
+def seed_bases() -> dict[str, Profile]:
+    """The four seed deployments with their starting parameters, by config name."""
+    vd = Deployment(engine="vllm", command=_VLLM_ENV, flags=_VLLM_FLAGS)
+    vs = Deployment(
+        engine="vllm",
+        command=_VLLM_ENV + _VLLM_SPEC,
+        flags={**_VLLM_FLAGS, "max-num-seqs": "32"},
+        speculative=_SPEC_VLLM,
+    )
+    sd = Deployment(
+        engine="sglang",
+        command=_sglang("0.9", False),
+        flags={**_SGLANG_FLAGS, "mamba-full-memory-ratio": "0.9"},
+    )
+    ss = Deployment(
+        engine="sglang",
+        command=_sglang("0.86", True),
+        flags={**_SGLANG_FLAGS, "mamba-full-memory-ratio": "0.86"},
+        speculative=_SPEC_SGLANG,
+    )
+    what = "Kimi K3 on 8x B300 ({}), calibrated to the seed report's Appendix A."
+    return {
+        "vllm-direct": _base(
+            "vllm-direct",
+            what.format("vLLM, no speculation"),
+            vd,
+            frontend_ms=60.0,
+            prefill_budget_tokens=512,
+        ),
+        "vllm-spec": _base(
+            "vllm-spec",
+            what.format("vLLM + DSpark speculation"),
+            vs,
+            frontend_ms=60.0,
+            prefill_budget_tokens=512,
+            **_SPEC,
+        ),
+        "sglang-direct": _base(
+            "sglang-direct",
+            what.format("SGLang, no speculation"),
+            sd,
+            frontend_ms=390.0,
+            admit_ratio=0.3,
+        ),
+        "sglang-spec": _base(
+            "sglang-spec",
+            what.format("SGLang + DSpark speculation"),
+            ss,
+            frontend_ms=400.0,
+            kv_budget_tokens=10240,
+            spec_off_when_waiting=True,
+            **{**_SPEC, "acceptance": 0.5, "verify_ms_per_token": 0.1},
+        ),
+    }

@@ -1,0 +1,185 @@
+"""The performance model as pure code: step times, admission, KV budget, speculation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from servecap.sim.model import (
+    Emission,
+    FixedEngine,
+    StepEngine,
+    accepted_drafts,
+    expected_tokens_per_step,
+)
+from servecap.sim.params import ModelParams
+
+
+def run(engine: StepEngine | FixedEngine, limit: int = 100_000) -> list[tuple[float, Emission]]:
+    """Advance an engine until it has nothing left; (time, emission) pairs."""
+    out: list[tuple[float, Emission]] = []
+    for _ in range(limit):
+        t = engine.next_time()
+        if t is None:
+            return out
+        out += [(t, e) for e in engine.advance(t)]
+    raise AssertionError("engine did not finish")
+
+
+def times_of(events: list[tuple[float, Emission]], rid: int) -> list[float]:
+    return [t for t, e in events if e.rid == rid]
+
+
+SIMPLE = ModelParams(
+    frontend_ms=20.0,
+    idle_window_ms=0.0,
+    step_base_ms=10.0,
+    decode_ms_per_seq=1.0,
+    prefill_ms_per_token=0.1,
+)
+
+
+def test_single_request_step_times() -> None:
+    eng = StepEngine(SIMPLE)
+    eng.add(0, prompt_tokens=100, max_tokens=4, now=0.0)
+    ev = run(eng)
+    t = times_of(ev, 0)
+    # ready at 20 ms; prefill step 10 + 0.1*100 = 20 ms -> first token at 40 ms
+    assert t[0] == pytest.approx(0.040)
+    # decode steps: 10 + 1*1 + 0 = 11 ms each
+    assert np.diff(t) == pytest.approx([0.011] * 3)
+    assert [e.tokens for _, e in ev] == [1, 1, 1, 1]
+    assert ev[0][1].first and ev[-1][1].done
+    assert eng.counters.generation_tokens == 4 and eng.counters.prompt_tokens == 100
+
+
+def test_decode_cost_grows_with_batch_and_context() -> None:
+    p = SIMPLE.model_copy(update={"ctx_ms_per_ktoken": 1.0})
+    eng = StepEngine(p)
+    for rid in range(4):
+        eng.add(rid, 100, 3, 0.0)
+    t = times_of(run(eng), 0)
+    # prefill of 400 tokens: 10 + 40 + ctx(400 tokens after planning: 0.4) -> first token
+    assert t[0] == pytest.approx(0.020 + 0.0504)
+    # a decode step with 4 seqs and 4 * 101 context tokens: 10 + 4 + 0.404
+    assert t[1] - t[0] == pytest.approx(0.014404)
+
+
+def test_chunked_prefill_spreads_prompts_over_steps() -> None:
+    p = SIMPLE.model_copy(update={"prefill_budget_tokens": 150})
+    eng = StepEngine(p)
+    eng.add(0, 100, 2, 0.0)
+    eng.add(1, 100, 2, 0.0)
+    ev = run(eng)
+    first0, first1 = times_of(ev, 0)[0], times_of(ev, 1)[0]
+    # step 1: seq0 100 tokens + seq1 50 tokens (25 ms); step 2: seq1 50 more + 1 decode
+    assert first0 == pytest.approx(0.045)
+    assert first1 == pytest.approx(0.045 + 0.010 + 0.001 + 0.005)
+
+
+def test_max_num_seqs_makes_requests_wait() -> None:
+    p = SIMPLE.model_copy(update={"max_num_seqs": 1})
+    eng = StepEngine(p)
+    eng.add(0, 10, 3, 0.0)
+    eng.add(1, 10, 3, 0.0)
+    ev = run(eng)
+    assert times_of(ev, 1)[0] > times_of(ev, 0)[-1]
+
+
+def test_kv_budget_holds_requests_until_space_frees() -> None:
+    # each request reserves prompt + max_tokens = 20 tokens; the budget fits two
+    p = SIMPLE.model_copy(update={"kv_budget_tokens": 40})
+    eng = StepEngine(p)
+    for rid in range(3):
+        eng.add(rid, 10, 10, 0.0)
+    eng.advance(eng.next_time() or 0.0)
+    assert eng.counters.running == 2 and eng.counters.waiting == 1
+    assert eng.counters.kv_usage == pytest.approx(1.0)
+    ev = run(eng)
+    assert times_of(ev, 2)[0] > max(times_of(ev, 0)[-1], times_of(ev, 1)[-1])
+
+
+def test_cancel_frees_the_reservation() -> None:
+    p = SIMPLE.model_copy(update={"kv_budget_tokens": 20})
+    eng = StepEngine(p)
+    eng.add(0, 10, 10, 0.0)
+    eng.add(1, 10, 10, 0.0)
+    eng.advance(eng.next_time() or 0.0)
+    assert eng.counters.waiting == 1
+    eng.cancel(0)
+    ev = run(eng)
+    assert {e.rid for _, e in ev} == {1}
+
+
+def test_admit_ratio_gathers_new_requests() -> None:
+    p = SIMPLE.model_copy(update={"admit_ratio": 2.0})
+    eng = StepEngine(p)
+    eng.add(0, 10, 50, 0.0)
+    eng.advance(eng.next_time() or 0.0)  # 0 starts alone (nothing running)
+    eng.add(1, 10, 5, 0.0)
+    eng.advance(eng.next_time() or 0.0)
+    # one waiting < 2.0 * one running: held back
+    assert eng.counters.waiting == 1 and eng.counters.running == 1
+
+
+def test_speculative_full_acceptance_emits_k_plus_one() -> None:
+    p = SIMPLE.model_copy(update={"num_spec_tokens": 3, "acceptance": 1.0})
+    eng = StepEngine(p)
+    eng.add(0, 10, 9, 0.0)
+    ev = run(eng)
+    assert [e.tokens for _, e in ev] == [1, 4, 4]
+    assert eng.counters.draft_tokens == 6 and eng.counters.accepted_tokens == 6
+
+
+def test_speculative_zero_acceptance_is_one_token_a_step() -> None:
+    p = SIMPLE.model_copy(update={"num_spec_tokens": 3, "acceptance": 0.0})
+    eng = StepEngine(p)
+    eng.add(0, 10, 4, 0.0)
+    assert [e.tokens for _, e in run(eng)] == [1, 1, 1, 1]
+
+
+def test_verification_cost_makes_spec_lose_at_high_batch() -> None:
+    base = SIMPLE.model_copy(update={"decode_ms_per_seq": 0.2})
+    spec = base.model_copy(
+        update={"num_spec_tokens": 4, "acceptance": 0.7, "verify_ms_per_token": 0.3}
+    )
+
+    def itl(p: ModelParams, batch: int) -> float:
+        eng = StepEngine(p, seed=1)
+        for rid in range(batch):
+            eng.add(rid, 10, 64, 0.0)
+        t = times_of(run(eng), 0)
+        return (t[-1] - t[0]) / 63
+
+    assert itl(spec, 1) < itl(base, 1)
+    assert itl(spec, 64) > itl(base, 64)
+
+
+def test_accepted_drafts_mean_matches_formula() -> None:
+    rng = np.random.default_rng(0)
+    k, a = 7, 0.6
+    draws = [accepted_drafts(rng, k, a) for _ in range(20_000)]
+    assert 1 + np.mean(draws) == pytest.approx(expected_tokens_per_step(k, a), rel=0.02)
+    assert max(draws) <= k and min(draws) == 0
+
+
+def test_jitter_is_seeded() -> None:
+    p = SIMPLE.model_copy(update={"jitter": 0.2})
+
+    def schedule(seed: int) -> list[float]:
+        eng = StepEngine(p, seed=seed)
+        eng.add(0, 10, 20, 0.0)
+        return [t for t, _ in run(eng)]
+
+    assert schedule(3) == schedule(3)
+    assert schedule(3) != schedule(4)
+
+
+def test_fixed_engine_exact_schedule_with_chunks() -> None:
+    p = ModelParams(fixed_ttft_ms=50.0, fixed_itl_ms=10.0, tokens_per_chunk=3)
+    eng = FixedEngine(p)
+    eng.add(0, 5, 10, 1.0)
+    ev = run(eng)
+    assert [round(t - 1.0, 6) for t, _ in ev] == [0.05, 0.08, 0.11, 0.14]
+    assert [e.tokens for _, e in ev] == [3, 3, 3, 1]
+    assert ev[0][1].first and not ev[1][1].first and ev[-1][1].done
