@@ -153,7 +153,8 @@ def methodology(metas: list[RunMeta], options: ReportOptions) -> list[tuple[str,
         (
             "SLOs",
             f"TTFT <= {slo.ttft_ms:g} ms and TPS >= {slo.tps:g} tok/s, judged on "
-            f"{'P90 (the tail)' if slo.statistic == 'p90' else 'the mean'}; P90 and mean both shown",
+            f"{'P90 (the tail)' if slo.statistic == 'p90' else 'the mean'}; "
+            "P90 and mean both shown",
         ),
         ("Think time", f"{slo.think_time_s:g} s (assumed), users N = C_max x (1 + T / L_mean)"),
         (

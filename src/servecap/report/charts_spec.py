@@ -214,8 +214,8 @@ def dashboard_chart(model: ReportModel) -> Chart:
         metric_chart(model, "itl", "itl", "ITL mean (ms)", ("mean",)),
         metric_chart(model, "tps", "tps", "TPS mean (tok/s)", ("mean",)),
         metric_chart(model, "latency", "latency", "latency mean (s)", ("mean",)),
-        throughput_chart(model),
-        aggregate_chart(model),
+        throughput_chart(model).model_copy(update={"y_title": "system throughput (req/s)"}),
+        aggregate_chart(model).model_copy(update={"y_title": "aggregate output (tok/s)"}),
     ]
     return Chart(info=_info("dashboard"), kind="grid", panels=panels)
 
