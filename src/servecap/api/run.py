@@ -26,6 +26,7 @@ from servecap.api.progress import NullProgress, ProgressSink
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.clock import ClockAnchor
 from servecap.core.config import RunConfig
+from servecap.core.errors import RunAborted
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
 from servecap.core.summary import LevelSummary
@@ -124,11 +125,22 @@ async def run_benchmark_async(
             raise
         except OSError as exc:
             info.status, info.stop_reason = "incomplete", f"write failed: {exc.strerror}"
-            raise
+            raise _write_failed(run_dir, exc) from exc
         finally:
             writer.close()
-            _save(run_dir, info, state)
+            try:
+                _save(run_dir, info, state)
+            except OSError as exc:
+                raise _write_failed(run_dir, exc) from exc
     return RunOutcome(run_dir=run_dir, info=info, levels=state.levels)
+
+
+def _write_failed(run_dir: Path, exc: OSError) -> RunAborted:
+    """A clear message for a full disk or a vanished output dir; what was written stays."""
+    return RunAborted(
+        f"run stopped: cannot write results in {run_dir} ({exc.strerror or exc}); "
+        "the requests recorded so far are kept"
+    )
 
 
 async def _sweep(
