@@ -58,3 +58,19 @@ def run_info(run_dir: Path) -> dict[str, Any]:
     data = json.loads((run_dir / "run.json").read_text())
     assert isinstance(data, dict)
     return data
+
+
+def invoke_report(args: list[str], env: dict[str, str] | None = None) -> CliResult:
+    """`servecap report ARGS`, also before the command is registered in the main app."""
+    import typer
+
+    from servecap.cli.report_cmd import report
+
+    names = {c.name or getattr(c.callback, "__name__", "") for c in app.registered_commands}
+    if "report" in names:
+        return invoke(["report", *args], env)
+    standalone = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    standalone.command()(report)
+    result = CliRunner().invoke(standalone, args, env=env, catch_exceptions=True)
+    exc = result.exception if not isinstance(result.exception, SystemExit) else None
+    return CliResult(result.exit_code, result.stdout, result.stderr, exc)

@@ -1,7 +1,7 @@
 """A fault-injection OpenAI-compatible streaming server for tests (aiohttp, 127.0.0.1:0).
 
 The fault of each completion request is taken from a server-side queue, in arrival order
-(`FaultServer(["ok", "stall", "ok"])`); once the queue is empty every request is `ok`.
+(`FaultServer(["ok", "stall", "ok"])`); once the queue is empty every request gets `default`.
 The client cannot choose per request, so a test plans the sequence it wants and runs with
 concurrency 1 and no warm-up. Every fault is a small coroutine in `FAULTS`; `counts` says
 how many completion requests arrived (tests of bad input assert it stays 0).
@@ -69,6 +69,16 @@ async def finish(response: web.StreamResponse, *parts: bytes) -> web.StreamRespo
 async def ok(request: web.Request) -> web.StreamResponse:
     response = await open_stream(request)
     await write_tokens(response, TOKENS)
+    return await finish(response, chunk(finish="stop"), usage_chunk(TOKENS), DONE)
+
+
+async def slow_ok(request: web.Request) -> web.StreamResponse:
+    """A normal answer at one token every 100 ms: keeps requests in flight for signals."""
+    response = await open_stream(request)
+    await response.write(chunk({"role": "assistant"}))
+    for _ in range(TOKENS):
+        await asyncio.sleep(0.1)
+        await response.write(chunk({"content": " tok"}))
     return await finish(response, chunk(finish="stop"), usage_chunk(TOKENS), DONE)
 
 
@@ -199,6 +209,7 @@ async def tool_call_only(request: web.Request) -> web.StreamResponse:
 
 FAULTS: dict[str, Fault] = {
     "ok": ok,
+    "slow_ok": slow_ok,
     "reset_mid_stream": reset_mid_stream,
     "slow_headers": slow_headers,
     "stall_mid_stream": stall_mid_stream,
@@ -230,13 +241,14 @@ class FaultServer:
     """Serves `/v1/models` (ids from `models`) and faulty completions, in queue order."""
 
     queue: list[str] = field(default_factory=list)
+    default: str = "ok"
     models: list[str] = field(default_factory=lambda: [MODEL])
     completions: int = 0
     seen_headers: list[dict[str, str]] = field(default_factory=list)
 
     def next_fault(self) -> Fault:
         self.completions += 1
-        name = self.queue.pop(0) if self.queue else "ok"
+        name = self.queue.pop(0) if self.queue else self.default
         return FAULTS[name]
 
     def app(self) -> web.Application:
