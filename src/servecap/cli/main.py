@@ -6,6 +6,7 @@ import typer
 
 from servecap.cli.plan_cmd import import_summary, plan, show
 from servecap.cli.run_cmd import run
+from servecap.cli.ui_cmd import ui
 
 app = typer.Typer(
     name="servecap",
@@ -18,6 +19,7 @@ app.command()(run)
 app.command()(show)
 app.command()(plan)
 app.command("import-summary")(import_summary)
+app.command()(ui)
 
 
 @app.command()

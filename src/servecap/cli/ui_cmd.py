@@ -1,0 +1,46 @@
+"""`servecap ui`: start the Streamlit app (needs the `[ui]` extra)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def streamlit_command(results: Path, port: int, host: str) -> list[str]:
+    """The `streamlit run` command line for the app: headless, no usage statistics."""
+    app_file = Path(__file__).resolve().parent.parent / "ui" / "app.py"
+    return [
+        sys.executable, "-m", "streamlit", "run", str(app_file),
+        "--server.headless=true",
+        f"--server.address={host}",
+        f"--server.port={port}",
+        "--browser.gatherUsageStats=false",
+        "--server.fileWatcherType=none",
+        "--global.developmentMode=false",
+        "--",
+        "--results", str(results),
+    ]
+
+
+def ui(
+    results: Annotated[Path, typer.Option(help="Directory of saved runs.")] = Path("results"),
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to serve on.")] = 8501,
+    host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = (
+        "127.0.0.1"
+    ),
+) -> None:
+    """Start the browser app: run a benchmark, watch it, plan capacity, compare runs."""
+    if importlib.util.find_spec("streamlit") is None:
+        typer.echo("servecap ui needs Streamlit: pip install 'servecap[ui]'", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"servecap ui on http://{host}:{port} (results in {results})")
+    try:
+        code = subprocess.call(streamlit_command(results, port, host))
+    except KeyboardInterrupt:
+        code = 130
+    raise typer.Exit(code)

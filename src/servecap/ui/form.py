@@ -1,0 +1,100 @@
+"""The Run page's form as plain data: validation and the `RunConfig` it builds (no Streamlit)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from servecap.api.run import Secrets
+from servecap.client.http import make_session
+from servecap.client.server_info import list_models
+from servecap.core.config import ClientOptions, RunConfig, parse_levels, validate_base_url
+from servecap.core.errors import UserInputError
+
+# The seed tool's concurrency choices.
+LEVEL_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+DEFAULT_SELECTED: tuple[int, ...] = (1, 2, 4, 8)
+
+
+@dataclass
+class RunForm:
+    """What the user typed on the Run page. The API key is not part of it."""
+
+    base_url: str
+    model: str | None = None
+    levels: list[int] = field(default_factory=lambda: list(DEFAULT_SELECTED))
+    custom_levels: str = ""
+    rounds: int = 10
+    input_tokens: int = 128
+    output_tokens: int = 128
+    name: str = ""
+    engine: str = ""
+    launch_command: str = ""
+    notes: str = ""
+
+
+def chosen_levels(form: RunForm) -> list[int]:
+    """The picked seed choices plus any custom values; at least one."""
+    custom = parse_levels(form.custom_levels) if form.custom_levels.strip() else []
+    levels = sorted({*form.levels, *custom})
+    if not levels:
+        raise UserInputError("pick at least one concurrency level (or type custom levels)")
+    return levels
+
+
+def deployment_notes(form: RunForm) -> str | None:
+    """Engine, launch command and free notes as one stored text (None when all empty)."""
+    parts = [
+        f"engine: {form.engine.strip()}" if form.engine.strip() else "",
+        f"launch command: {form.launch_command.strip()}" if form.launch_command.strip() else "",
+        form.notes.strip(),
+    ]
+    text = "\n".join(p for p in parts if p)
+    return text or None
+
+
+def build_config(form: RunForm, results_dir: Path) -> RunConfig:
+    """A validated `RunConfig`; every problem is a `UserInputError` with one clear message."""
+    if not form.base_url.strip():
+        raise UserInputError("enter the server's base URL, e.g. http://127.0.0.1:8000/v1")
+    base_url = validate_base_url(form.base_url)
+    levels = chosen_levels(form)
+    try:
+        return RunConfig(
+            name=form.name.strip() or None,
+            model=form.model or None,
+            concurrency=levels,
+            rounds=form.rounds,
+            input_tokens=form.input_tokens,
+            output_tokens=form.output_tokens,
+            out_dir=str(results_dir),
+            client=ClientOptions(base_url=base_url),
+            notes=deployment_notes(form),
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "form"
+        raise UserInputError(f"invalid {where}: {first['msg']}") from None
+
+
+def secrets_for(api_key: str) -> Secrets:
+    """The key typed in the password field, else the environment's (never stored)."""
+    if api_key.strip():
+        return Secrets(api_key=api_key.strip())
+    return Secrets.from_env(ClientOptions().api_key_env)
+
+
+def fetch_models(base_url: str, secrets: Secrets) -> list[str]:
+    """Model ids from the server's `/models` (a `UserInputError` when unreachable)."""
+    if not base_url.strip():
+        raise UserInputError("enter the server's base URL first")
+    options = ClientOptions(base_url=validate_base_url(base_url), timeout_s=15.0)
+
+    async def fetch() -> list[str]:
+        async with make_session(options, 1, secrets.http_headers()) as session:
+            return await list_models(session, options)
+
+    return asyncio.run(fetch())

@@ -1,0 +1,97 @@
+"""The Results page: one run's levels, capacity under the sidebar SLOs, charts, findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from servecap.api.plan import plan_runs
+from servecap.core.config import SLO
+from servecap.storage.run_dir import Run
+from servecap.ui.report_view import (
+    SINGLE_RUN_CHARTS,
+    report_download,
+    report_model,
+    show_charts,
+    show_findings,
+)
+from servecap.ui.runs_index import RunIndex, scan_results
+from servecap.ui.tables import level_rows, run_label, verdict_rows
+
+RUN_KEY = "results_run"
+
+
+def pick_run(index: RunIndex) -> Run | None:
+    """A selectbox of saved runs, newest first (the run just finished preselected)."""
+    labels = {run.path.name: run_label(run) for run in index.runs}
+    if st.session_state.get(RUN_KEY) not in labels:
+        st.session_state.pop(RUN_KEY, None)
+    folder = st.selectbox("Run", list(labels), format_func=lambda f: labels[f], key=RUN_KEY)
+    return index.by_folder(folder) if folder else None
+
+
+def _run_header(run: Run) -> None:
+    info = run.info
+    config = info.config
+    client = config.get("client") if isinstance(config.get("client"), dict) else {}
+    lines = [
+        f"name: {info.name}",
+        f"model: {config.get('model') or 'not recorded'}",
+        f"server: {(client or {}).get('base_url') or info.source}",
+        f"status: {info.status}" + (f" ({info.stop_reason})" if info.stop_reason else ""),
+        f"created: {info.created_at or 'not recorded'}",
+        f"rounds: {config.get('rounds', '?')}, input tokens: {config.get('input_tokens', '?')}, "
+        f"output tokens: {config.get('output_tokens', '?')}",
+    ]
+    if config.get("notes"):
+        lines.append(f"notes: {config['notes']}")
+    if info.time_scale:
+        lines.append(f"simulator time scale: {info.time_scale:g}x")
+    st.text("\n".join(lines))
+
+
+def show_capacity(run: Run, slo: SLO) -> None:
+    """C_max and users for this run under the sidebar's SLOs (recomputed on every change)."""
+    capacity = plan_runs([run], slo).runs[0]
+    label = "P90" if slo.statistic == "p90" else "mean"
+    c1, c2, c3 = st.columns(3)
+    c1.metric(f"C_max ({label})", capacity.c_max if capacity.c_max is not None else "none")
+    c2.metric("Users (Little's law)", capacity.users if capacity.users is not None else "none")
+    latency = capacity.latency_mean_s
+    c3.metric("Mean latency at C_max", f"{latency:.3f} s" if latency is not None else "n/a")
+    st.caption(
+        f"TTFT <= {slo.ttft_ms:g} ms and TPS >= {slo.tps:g} tok/s on {label}, at this level and "
+        f"every lower one; users = C_max x (1 + {slo.think_time_s:g} s / mean latency)."
+    )
+    st.dataframe(verdict_rows(capacity, slo.statistic), hide_index=True)
+
+
+def render_results_page(results: Path, slo: SLO) -> None:
+    st.title("Results")
+    index = scan_results(results)
+    for problem in index.problems:
+        st.warning(problem)
+    if not index.runs:
+        st.info(f"No saved runs in {results} yet: start one on the Run page.")
+        return
+    run = pick_run(index)
+    if run is None:
+        return
+    _run_header(run)
+    st.subheader("Per-level results")
+    st.dataframe(level_rows(run.levels), hide_index=True)
+    if not run.levels:
+        st.warning("This run has no completed level yet.")
+        return
+    st.subheader("Capacity")
+    show_capacity(run, slo)
+    model = report_model([run], slo, title=run.name)
+    if model is None:
+        return
+    st.subheader("Charts")
+    show_charts(model, "results", SINGLE_RUN_CHARTS)
+    st.subheader("Findings")
+    show_findings(model)
+    st.subheader("Report")
+    report_download(model, "results")

@@ -1,0 +1,166 @@
+"""The Run page: the seed tool's workflow, with live progress from a background run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from servecap.core.errors import UserInputError
+from servecap.ui.form import (
+    DEFAULT_SELECTED,
+    LEVEL_CHOICES,
+    RunForm,
+    build_config,
+    fetch_models,
+    secrets_for,
+)
+from servecap.ui.run_manager import RunJob
+from servecap.ui.shared import run_manager, sim_holder
+from servecap.ui.tables import level_rows
+
+AUTO_MODEL = "(first model the server lists)"
+SERVER_MSG = "server_msg"
+POLLING = "polling_job"
+POLL_S = 1.0
+
+
+def _refresh_models() -> None:
+    """Callback: load the model list from the server named in the form."""
+    state = st.session_state
+    try:
+        models = fetch_models(state.get("base_url", ""), secrets_for(state.get("api_key", "")))
+    except UserInputError as exc:
+        state[SERVER_MSG] = ("error", str(exc))
+        return
+    state["models"] = models
+    state["model"] = models[0] if models else AUTO_MODEL
+    state[SERVER_MSG] = ("ok", f"{len(models)} model(s) served")
+
+
+def _try_it() -> None:
+    """Callback: start the simulator on loopback and point the form at it."""
+    holder = sim_holder()
+    try:
+        url = holder.base_url()
+    except (RuntimeError, OSError) as exc:
+        st.session_state[SERVER_MSG] = ("error", f"could not start the simulator: {exc}")
+        return
+    st.session_state["base_url"] = url
+    st.session_state["api_key"] = ""
+    _refresh_models()
+    if st.session_state.get(SERVER_MSG, ("", ""))[0] == "ok":
+        st.session_state[SERVER_MSG] = (
+            "ok", f"simulator profile '{holder.profile}' running at {url}",
+        )
+
+
+def _server_section() -> None:
+    st.text_input("Base URL", key="base_url", placeholder="http://127.0.0.1:8000/v1")
+    st.text_input("API key", type="password", key="api_key",
+                  help="Held in memory for this session only; never saved or shown. "
+                       "Leave empty to use $OPENAI_API_KEY.")
+    left, right = st.columns(2)
+    left.button("Refresh models", on_click=_refresh_models, key="refresh_models")
+    right.button("Try it: start a simulator", on_click=_try_it, key="try_it",
+                 help="Serves a simulated model on 127.0.0.1 so you can run at once.")
+    message = st.session_state.get(SERVER_MSG)
+    if message:
+        (st.success if message[0] == "ok" else st.error)(message[1])
+    models = st.session_state.get("models", [])
+    st.selectbox("Model", [AUTO_MODEL, *models], key="model")
+
+
+def _form_fields() -> RunForm:
+    levels = st.multiselect("Concurrency levels", list(LEVEL_CHOICES),
+                            default=list(DEFAULT_SELECTED), key="levels")
+    custom = st.text_input("Custom levels", key="custom_levels", placeholder="e.g. 3, 12, 96")
+    c1, c2, c3 = st.columns(3)
+    rounds = c1.number_input("Rounds per level", 1, 100_000, 10, key="rounds")
+    tokens_in = c2.number_input("Input tokens", 1, 1_000_000, 128, key="input_tokens")
+    tokens_out = c3.number_input("Output tokens", 1, 1_000_000, 128, key="output_tokens")
+    name = st.text_input("Run name", key="run_name", placeholder="defaults to the model id")
+    with st.expander("Deployment notes"):
+        engine = st.text_input("Engine", key="engine", placeholder="e.g. vLLM 0.9.1")
+        command = st.text_input("Launch command", key="launch_command")
+        notes = st.text_area("Notes", key="notes")
+    model = st.session_state.get("model")
+    return RunForm(
+        base_url=st.session_state.get("base_url", ""),
+        model=None if model in (None, AUTO_MODEL) else str(model),
+        levels=[int(x) for x in levels], custom_levels=custom, rounds=int(rounds),
+        input_tokens=int(tokens_in), output_tokens=int(tokens_out), name=name,
+        engine=engine, launch_command=command, notes=notes,
+    )
+
+
+def _start(form: RunForm, results: Path) -> None:
+    try:
+        config = build_config(form, results)
+        with st.spinner("Checking the server..."):
+            run_manager().start(config, secrets_for(st.session_state.get("api_key", "")))
+    except UserInputError as exc:
+        st.error(f"Not started: {exc}")
+
+
+def _status_line(job: RunJob) -> None:
+    snap = job.progress.snapshot()
+    if job.state == "done":
+        st.success("Run complete and saved.")
+    elif job.state == "cancelled":
+        st.warning("Run cancelled: what was measured is kept, marked incomplete.")
+    elif job.state == "failed":
+        st.error(f"Run stopped: {job.error}")
+    else:
+        st.info("Running... (safe to close this tab: the run keeps going and is saved)")
+    if snap.run_dir:
+        st.text(f"model: {snap.model}\nsaved in: {snap.run_dir}")
+
+
+def _progress_view() -> None:
+    job = run_manager().current
+    if job is None:
+        return
+    st.subheader("Progress")
+    _status_line(job)
+    snap = job.progress.snapshot()
+    fraction = snap.done / snap.total if snap.total else 0.0
+    st.progress(min(1.0, fraction), text=f"{snap.done} / {snap.total} requests "
+                                         f"({snap.failed} failed)")
+    if snap.levels:
+        st.dataframe(
+            [{"c": lv.concurrency, "done": lv.done, "of": lv.n_requests, "failed": lv.failed}
+             for lv in snap.levels],
+            hide_index=True,
+        )
+    if snap.summaries:
+        st.text("Completed levels")
+        st.dataframe(level_rows(snap.summaries), hide_index=True)
+    if job.active:
+        st.session_state[POLLING] = job.job_id
+        st.button("Cancel run", on_click=job.cancel, key="cancel_run")
+    elif st.session_state.get(POLLING) == job.job_id:
+        del st.session_state[POLLING]
+        if snap.run_dir:
+            st.session_state["results_run"] = Path(snap.run_dir).name
+        st.rerun(scope="app")
+
+
+_live_progress = st.fragment(run_every=POLL_S)(_progress_view)
+
+
+def render_run_page(results: Path) -> None:
+    st.title("Run a benchmark")
+    _server_section()
+    form = _form_fields()
+    job = run_manager().current
+    busy = job is not None and job.active
+    if st.button("Start run", type="primary", disabled=busy, key="start_run"):
+        _start(form, results)
+        job = run_manager().current
+    if job is None:
+        return
+    if job.active:
+        _live_progress()
+    else:
+        _progress_view()

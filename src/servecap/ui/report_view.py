@@ -1,0 +1,109 @@
+"""Render helper-built report data in Streamlit: charts, findings, tables, the ZIP download.
+
+Everything shown comes from `servecap.api.report` (the report's data model) and the
+report's chart specs; nothing here computes a metric or draws a chart of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from servecap.api.report import ReportModel, ReportOptions, build_report, write_report
+from servecap.core.config import SLO
+from servecap.core.errors import UserInputError
+from servecap.report.charts_plotly import figure
+from servecap.report.charts_spec import all_charts
+from servecap.report.views import Table
+from servecap.storage.run_dir import Run
+
+SINGLE_RUN_CHARTS: tuple[str, ...] = ("ttft", "tps", "latency", "throughput", "itl",
+                                      "aggregate-output", "slo-heatmap", "dashboard")
+
+
+def report_model(runs: list[Run], slo: SLO, title: str) -> ReportModel | None:
+    """The report's data model, or None after showing why it cannot be built."""
+    try:
+        return build_report(runs, ReportOptions(title=title, slo=slo))
+    except UserInputError as exc:
+        st.warning(str(exc))
+        return None
+
+
+def show_charts(model: ReportModel, key: str, slugs: tuple[str, ...] | None = None) -> None:
+    """The report's charts as interactive plotly figures, one tab each."""
+    charts = [c for c in all_charts(model) if slugs is None or c.info.slug in slugs]
+    if slugs is not None:
+        charts.sort(key=lambda c: slugs.index(c.info.slug))
+    tabs = st.tabs([c.info.title for c in charts])
+    for tab, chart in zip(tabs, charts, strict=True):
+        with tab:
+            st.plotly_chart(figure(chart), key=f"{key}-chart-{chart.info.slug}")
+            st.caption(chart.info.caption)
+
+
+def show_findings(model: ReportModel) -> None:
+    """The executive summary first, then every other finding; shown as plain text."""
+    shown = model.summary or model.analysis.findings
+    if not shown:
+        st.text("No findings for these runs.")
+        return
+    for finding in shown:
+        marker = {"warning": "!!", "notice": "!"}.get(str(finding.severity), "-")
+        st.text(f"{marker} {finding.text}")
+    rest = [f for f in model.analysis.findings if f not in shown]
+    if rest:
+        with st.expander(f"All findings ({len(model.analysis.findings)})"):
+            st.dataframe(
+                [{"section": f.section, "severity": f.severity, "finding": f.text} for f in rest],
+                hide_index=True,
+            )
+
+
+def show_table(table: Table, key: str) -> None:
+    st.text(table.title)
+    rows = [dict(zip(_unique(table.header), row, strict=False)) for row in table.rows]
+    st.dataframe(rows, hide_index=True, key=key)
+
+
+def _unique(header: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for name in header:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
+    return out
+
+
+def _fingerprint(model: ReportModel) -> str:
+    parts: list[Any] = [model.options.model_dump_json(), *(r.path for r in model.runs)]
+    return hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:16]
+
+
+def report_zip(model: ReportModel) -> bytes:
+    """The full report (HTML, Markdown, charts, tables, run files) as ZIP bytes."""
+    with tempfile.TemporaryDirectory(prefix="servecap-ui-report-") as tmp:
+        paths = write_report(model, Path(tmp) / "report")
+        return paths.zip.read_bytes()
+
+
+def report_download(model: ReportModel, key: str) -> None:
+    """A button that builds the report, then a download button for its ZIP."""
+    state_key = f"{key}-zip"
+    fingerprint = _fingerprint(model)
+    held = st.session_state.get(state_key)
+    if st.button("Build report", key=f"{key}-build"):
+        with st.spinner("Writing the report (charts, tables, HTML)..."):
+            held = (fingerprint, report_zip(model))
+            st.session_state[state_key] = held
+    if held and held[0] == fingerprint:
+        st.download_button(
+            "Download report (ZIP)", data=held[1], file_name="servecap-report.zip",
+            mime="application/zip", key=f"{key}-download",
+        )
+    else:
+        st.caption("Build the report to download it as a ZIP (HTML, Markdown, charts, CSV).")

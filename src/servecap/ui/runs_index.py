@@ -1,0 +1,38 @@
+"""Saved runs under the results directory, newest first; unreadable runs are reported."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from servecap.core.errors import ServecapError
+from servecap.storage.run_dir import Run, find_run_dirs
+from servecap.storage.runs import load_run
+
+
+@dataclass
+class RunIndex:
+    runs: list[Run] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def by_folder(self, folder: str) -> Run | None:
+        return next((r for r in self.runs if r.path.name == folder), None)
+
+
+def scan_results(results_dir: Path) -> RunIndex:
+    """Every run directly under `results_dir` (a missing directory holds none)."""
+    index = RunIndex()
+    if not results_dir.is_dir():
+        return index
+    try:
+        dirs = find_run_dirs(results_dir)
+    except ServecapError as exc:
+        index.problems.append(str(exc))
+        return index
+    for run_dir in dirs:
+        try:
+            index.runs.append(load_run(run_dir))
+        except (ServecapError, OSError) as exc:
+            index.problems.append(f"{run_dir.name}: {exc}")
+    index.runs.sort(key=lambda r: (r.info.created_at, r.path.name), reverse=True)
+    return index

@@ -1,0 +1,46 @@
+"""The "Try it" simulator: one built-in profile served on loopback for the whole process."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+# Preferred profiles, first available wins; time runs this many times faster than real.
+TRY_PROFILES: tuple[str, ...] = ("vllm-direct", "deterministic")
+TRY_TIME_SCALE = 10.0
+
+
+class SimHolder:
+    """Starts the simulator once (on 127.0.0.1, a free port) and hands out its URL."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._handle: Any = None
+        self.profile = ""
+
+    def base_url(self) -> str:
+        """The running simulator's base URL, starting it on first use."""
+        with self._lock:
+            if self._handle is None:
+                self._handle, self.profile = _start()
+            return str(self._handle.base_url)
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._handle is not None:
+                self._handle.stop()
+                self._handle = None
+
+
+def _start() -> tuple[Any, str]:
+    try:
+        from servecap.sim.profiles import builtin_names, builtin_profile
+        from servecap.sim.runner import start_server_in_thread
+    except ImportError as exc:  # the [sim]/[ui] extra brings starlette and uvicorn
+        raise RuntimeError(f"the simulator needs servecap[ui] installed ({exc.name})") from exc
+    names = builtin_names()
+    name = next((n for n in TRY_PROFILES if n in names), names[0])
+    handle = start_server_in_thread(
+        builtin_profile(name), host="127.0.0.1", port=0, time_scale=TRY_TIME_SCALE
+    )
+    return handle, name

@@ -1,0 +1,90 @@
+"""Rows for the UI's tables, as plain dicts (no Streamlit, no metric math: values as stored)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servecap.api.plan import RunCapacity
+from servecap.core.summary import LevelSummary
+from servecap.storage.run_dir import Run
+
+# (column title, LevelSummary field, digits)
+LEVEL_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("c", "concurrency", 0),
+    ("ok", "n_ok", 0),
+    ("failed", "n_failed", 0),
+    ("TTFT mean (ms)", "ttft_mean_ms", 1),
+    ("TTFT P90 (ms)", "ttft_p90_ms", 1),
+    ("ITL mean (ms)", "itl_mean_ms", 2),
+    ("ITL P90 (ms)", "itl_p90_ms", 2),
+    ("TPS mean", "tps_mean", 1),
+    ("TPS P90 (tail)", "tps_p90", 1),
+    ("latency mean (s)", "latency_mean_s", 3),
+    ("latency P90 (s)", "latency_p90_s", 3),
+    ("req/s", "rps", 2),
+    ("output tok/s", "output_tok_s", 1),
+    ("served concurrency", "served_concurrency", 2),
+)
+
+
+def _fmt(value: Any, digits: int) -> Any:
+    if isinstance(value, float):
+        return round(value, digits) if digits else round(value)
+    return value
+
+
+def level_rows(levels: list[LevelSummary]) -> list[dict[str, Any]]:
+    """One row a level, in the order the run measured them."""
+    rows = []
+    for level in levels:
+        row = {title: _fmt(getattr(level, name), digits) for title, name, digits in LEVEL_COLUMNS}
+        row["client-bound"] = {True: "yes", False: "no", None: ""}[level.client_bound]
+        rows.append(row)
+    return rows
+
+
+def verdict_rows(capacity: RunCapacity, statistic: str) -> list[dict[str, Any]]:
+    """Per-level SLO verdicts of one run on the chosen statistic."""
+    label = "P90" if statistic == "p90" else "mean"
+    rows = []
+    for item in capacity.levels:
+        rows.append({
+            "c": item["concurrency"],
+            f"TTFT {label} (ms)": _fmt(item.get("ttft"), 1),
+            "TTFT ok": "yes" if item.get("ttft_ok") else "no",
+            f"TPS {label}": _fmt(item.get("tps"), 1),
+            "TPS ok": "yes" if item.get("tps_ok") else "no",
+        })
+    return rows
+
+
+def capacity_rows(runs: list[RunCapacity]) -> list[dict[str, Any]]:
+    return [
+        {
+            "run": item.name,
+            "C_max": item.c_max if item.c_max is not None else "none",
+            "mean latency at C_max (s)": _fmt(item.latency_mean_s, 3),
+            "users": item.users if item.users is not None else "none",
+        }
+        for item in runs
+    ]
+
+
+def run_label(run: Run) -> str:
+    """How a run is named in pickers: its name, date and folder (unique)."""
+    return f"{run.name}  ·  {run.info.created_at or '?'}  ·  {run.path.name}"
+
+
+def history_row(run: Run) -> dict[str, Any]:
+    config = run.info.config
+    client = config.get("client") if isinstance(config.get("client"), dict) else {}
+    model = config.get("model") or ""
+    return {
+        "name": run.name,
+        "server": str((client or {}).get("base_url") or run.info.source),
+        "model": str(model),
+        "date": run.info.created_at,
+        "levels": ", ".join(str(lv.concurrency) for lv in run.levels),
+        "status": run.info.status,
+        "folder": run.path.name,
+    }
