@@ -1,0 +1,62 @@
+"""report.html in headless Chromium with the network off: charts render, controls recompute."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from servecap.api.report import ReportPaths
+from servecap.report.charts_spec import CHARTS
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", "--disable-sync"]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists() and shutil.which("chromium") is None,
+                       reason="Debian chromium is not installed"),
+]
+
+
+def _capacity(page) -> list[str]:
+    return page.locator("#capacity-live tbody tr").all_inner_texts()
+
+
+def test_report_renders_offline(seed_report: ReportPaths) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    errors: list[str] = []
+    blocked: list[str] = []
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.route("**/*", lambda route: (
+                route.continue_() if route.request.url.startswith("file:")
+                else (blocked.append(route.request.url), route.abort())))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(seed_report.html.as_uri())
+            for chart in CHARTS:
+                page.wait_for_selector(f"#chart-{chart.id}[data-rendered='1'] .main-svg",
+                                       timeout=30_000)
+            before = _capacity(page)
+            assert any("vllm-direct" in row and "427" in row for row in before)
+            page.fill("#slo-ttft", "500")
+            page.dispatch_event("#slo-ttft", "change")
+            after = _capacity(page)
+            assert after != before
+            assert any("vllm-direct" in row and "\t4\t" in row for row in after)
+            page.select_option("#slo-stat", "mean")
+            page.fill("#slo-ttft", "1000")
+            page.dispatch_event("#slo-ttft", "change")
+            assert any("sglang-direct" in r and "717" in r for r in _capacity(page))
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=False)
+        finally:
+            browser.close()
+    assert errors == []
+    assert blocked == []
