@@ -26,12 +26,19 @@ class Schedule:
     model: str = "test-model"
 
 
-def _chunk(model: str, text: str, finish: str | None, usage: dict[str, int] | None) -> bytes:
+def _chunk(
+    model: str, text: str, finish: str | None, usage: dict[str, int] | None, chat: bool = True
+) -> bytes:
+    choice: dict[str, Any] = {"index": 0, "finish_reason": finish}
+    if chat:
+        choice["delta"] = {"content": text}
+    else:
+        choice["text"] = text
     body: dict[str, Any] = {
         "id": "cmpl-test",
-        "object": "chat.completion.chunk",
+        "object": "chat.completion.chunk" if chat else "text_completion",
         "model": model,
-        "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}],
+        "choices": [choice],
     }
     if usage is not None:
         body["usage"] = usage
@@ -46,6 +53,7 @@ def make_app(schedule: Schedule) -> web.Application:
         loop = asyncio.get_running_loop()
         t0 = loop.time()
         body = await request.json()
+        chat = request.path.endswith("/chat/completions")
         n_tokens = int(body.get("max_tokens", 16))
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
@@ -63,7 +71,8 @@ def make_app(schedule: Schedule) -> web.Application:
             if schedule.per_chunk_usage:
                 usage = {"prompt_tokens": schedule.prompt_tokens, "completion_tokens": sent}
             finish = "length" if sent == n_tokens else None
-            await response.write(_chunk(schedule.model, " tok" * k, finish, usage))
+            chunk = _chunk(schedule.model, " tok" * k, finish, usage, chat)
+            await response.write(chunk)
         usage = {"prompt_tokens": schedule.prompt_tokens, "completion_tokens": sent,
                  "total_tokens": schedule.prompt_tokens + sent}
         final = {"id": "cmpl-test", "choices": [], "usage": usage}

@@ -8,8 +8,9 @@ finish chunk (some servers, whatever is asked).
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import orjson
 
 from servecap.client.failures import fail
 from servecap.core.records import RequestRecord
@@ -34,8 +35,8 @@ class ChunkReader:
             self.done = True
             return
         try:
-            chunk = json.loads(data)
-        except ValueError:
+            chunk = orjson.loads(data)
+        except orjson.JSONDecodeError:
             fail(self.record, "malformed_sse", f"non-JSON data line: {data[:120]!r}")
             return
         if not isinstance(chunk, dict):

@@ -1,0 +1,76 @@
+"""servecap run against a server with an exact schedule reports what the schedule implies."""
+
+import asyncio
+import json
+
+import pytest
+
+from servecap.api.run import run_benchmark_async
+from servecap.core.config import ClientOptions, RunConfig
+from servecap.storage.runs import load_run
+from servecap.storage.run_dir import SUMMARY_JSON
+from tests.servers.schedule_server import Schedule, ServerThread, make_app
+
+TTFT_S, ITL_S, N = 0.05, 0.01, 32
+
+
+def sweep(base_url, out_dir, levels, rounds=3, **kw):
+    config = RunConfig(
+        concurrency=levels, rounds=rounds, output_tokens=N, out_dir=str(out_dir),
+        client=ClientOptions(base_url=base_url), **kw,
+    )
+    return asyncio.run(run_benchmark_async(config))
+
+
+@pytest.mark.parametrize(("tokens_per_chunk", "per_chunk_usage"), [(1, False), (4, False), (4, True)])
+def test_measures_the_schedule(tmp_path, tokens_per_chunk, per_chunk_usage):
+    interval = ITL_S * tokens_per_chunk
+    schedule = Schedule(ttft_s=TTFT_S, chunk_interval_s=interval, tokens_per_chunk=tokens_per_chunk,
+                        per_chunk_usage=per_chunk_usage)
+    latency = TTFT_S + (N // tokens_per_chunk - 1) * interval
+    with ServerThread(make_app(schedule)) as server:
+        outcome = sweep(server.base_url, tmp_path, [1, 16])
+    by_c = {lv.concurrency: lv for lv in outcome.levels}
+    for c, ttft_tol_ms in ((1, 3.0), (16, 8.0)):
+        lv = by_c[c]
+        assert lv.n_ok == 3 * c and lv.n_failed == 0
+        assert lv.ttft_mean_ms == pytest.approx(TTFT_S * 1000, abs=ttft_tol_ms)
+        assert lv.itl_mean_ms == pytest.approx(ITL_S * 1000, rel=0.05)
+        assert lv.latency_mean_s == pytest.approx(latency, abs=0.01)
+        assert lv.rps == pytest.approx(c / latency, rel=0.08)
+        assert lv.output_tok_s == pytest.approx(c * N / latency, rel=0.08)
+        assert lv.served_concurrency == pytest.approx(c, rel=0.08)
+        assert lv.tokens_from_usage is True
+        assert lv.completion_tokens_mean == N
+        assert lv.prompt_tokens_mean == 100
+        assert lv.tps_mean == pytest.approx(N / latency, rel=0.05)
+    assert outcome.info.status == "complete"
+
+
+def test_run_directory_round_trips(tmp_path):
+    with ServerThread(make_app(Schedule(ttft_s=0.01, chunk_interval_s=0.002))) as server:
+        outcome = sweep(server.base_url, tmp_path, [1, 2], rounds=2, name="round/trip")
+    run_dir = outcome.run_dir
+    assert run_dir.parent == tmp_path and "/" not in run_dir.name
+    lines = (run_dir / "requests.jsonl").read_text().splitlines()
+    assert len(lines) == 1 + 2 + 4  # warm-up plus rounds x c per level
+    first = json.loads(lines[1])
+    for key in ("scheduled_at", "sent_at", "first_byte_at", "first_token_at", "first_answer_at",
+                "last_token_at", "ended_at", "chunk_at", "prompt_tokens", "completion_tokens",
+                "token_source", "status", "http_status"):
+        assert key in first
+    stored = json.loads((run_dir / SUMMARY_JSON).read_text())
+    # Summaries can be recomputed from requests.jsonl alone.
+    (run_dir / SUMMARY_JSON).unlink()
+    recomputed = load_run(run_dir).levels
+    for saved, again in zip(stored, recomputed, strict=True):
+        for key in ("n_ok", "ttft_mean_ms", "itl_p90_ms", "tps_p90", "rps", "output_tok_s"):
+            assert again.model_dump()[key] == pytest.approx(saved[key])
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["config"]["model"] == "test-model" and info["server"]["models"] == ["test-model"]
+
+
+def test_completions_endpoint(tmp_path):
+    with ServerThread(make_app(Schedule(ttft_s=0.01, chunk_interval_s=0.002))) as server:
+        outcome = sweep(server.base_url, tmp_path, [2], rounds=1, endpoint="completions")
+    assert outcome.levels[0].n_ok == 2

@@ -1,0 +1,67 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pytest
+
+from servecap.core.errors import SSEProtocolError
+from servecap.sse.decoder import SSEDecoder, SSEEvent
+
+STREAM = (
+    b": keep-alive comment\r\n"
+    b"data: {\"a\": \"h\xc3\xa9llo \xf0\x9f\x98\x80\"}\r\n\r\n"
+    b"event: error\n"
+    b"data: line one\n"
+    b"data: line two\n\n"
+    b"data:no-space\r\r"
+    b"data: [DONE]\n\n"
+)
+EXPECTED = [
+    SSEEvent("message", '{"a": "héllo 😀"}'),
+    SSEEvent("error", "line one\nline two"),
+    SSEEvent("message", "no-space"),
+    SSEEvent("message", "[DONE]"),
+]
+
+
+def decode_in_pieces(data: bytes, cuts: list[int]) -> list[SSEEvent]:
+    decoder = SSEDecoder()
+    events: list[SSEEvent] = []
+    start = 0
+    for cut in sorted(set(cuts)):
+        events += decoder.feed(data[start:cut])
+        start = cut
+    events += decoder.feed(data[start:])
+    events += decoder.close()
+    return events
+
+
+def test_whole_stream_decodes_crlf_comments_multiline_and_utf8():
+    assert decode_in_pieces(STREAM, []) == EXPECTED
+
+
+def test_byte_by_byte_gives_same_events():
+    assert decode_in_pieces(STREAM, list(range(len(STREAM)))) == EXPECTED
+
+
+@given(st.lists(st.integers(min_value=0, max_value=len(STREAM)), max_size=20))
+def test_any_split_gives_same_events(cuts):
+    assert decode_in_pieces(STREAM, cuts) == EXPECTED
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=2000), st.lists(st.integers(min_value=0, max_value=2000), max_size=8))
+def test_arbitrary_bytes_split_anywhere_agree(data, cuts):
+    cuts = [c for c in cuts if c <= len(data)]
+    assert decode_in_pieces(data, cuts) == decode_in_pieces(data, [])
+
+
+def test_unterminated_last_event_is_dispatched_on_close():
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: tail") == []
+    assert decoder.close() == [SSEEvent("message", "tail")]
+
+
+def test_line_cap_bounds_the_buffer():
+    decoder = SSEDecoder(max_line_bytes=64)
+    with pytest.raises(SSEProtocolError):
+        decoder.feed(b"data: " + b"x" * 100)
