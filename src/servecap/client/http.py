@@ -23,7 +23,7 @@ from servecap.client.failures import (
 )
 from servecap.core.clock import now_ns
 from servecap.core.config import ClientOptions, Endpoint
-from servecap.core.errors import SSEProtocolError
+from servecap.core.errors import SSEProtocolError, UserInputError
 from servecap.core.records import RequestRecord
 from servecap.sse.decoder import SSEDecoder
 from servecap.workload.prompts import Prompt
@@ -36,7 +36,12 @@ def ssl_context(options: ClientOptions) -> ssl.SSLContext | bool:
     if options.insecure:
         return False
     if options.ca_bundle:
-        return ssl.create_default_context(cafile=options.ca_bundle)
+        try:
+            return ssl.create_default_context(cafile=options.ca_bundle)
+        except (OSError, ssl.SSLError) as exc:
+            raise UserInputError(
+                f"cannot use --ca-bundle {options.ca_bundle}: {exc.strerror or exc}"
+            ) from exc
     return True
 
 
