@@ -25,6 +25,13 @@ SEED_NOTE = (
 def read_summary_table(path: Path) -> dict[str, list[LevelSummary]]:
     """Levels per config from a CSV with a `config` column and LevelSummary columns."""
     text = read_text_file(path, "summary CSV")
+    try:
+        return _parse_table(path, text)
+    except csv.Error as exc:
+        raise DataFormatError(f"{path}: not a readable CSV table ({exc})") from exc
+
+
+def _parse_table(path: Path, text: str) -> dict[str, list[LevelSummary]]:
     reader = csv.DictReader(io.StringIO(text))
     header = [h.strip() for h in (reader.fieldnames or [])]
     missing = [c for c in REQUIRED_COLUMNS if c not in header]

@@ -22,7 +22,12 @@ from servecap.core.errors import DataFormatError, UserInputError
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
 from servecap.core.summary import SUMMARY_COLUMNS, LevelSummary
-from servecap.storage.safe_files import neutralise_cell, read_text_file, safe_name
+from servecap.storage.safe_files import (
+    first_problem,
+    neutralise_cell,
+    read_text_file,
+    safe_name,
+)
 
 RUN_FILE = "run.json"
 REQUESTS_FILE = "requests.jsonl"
@@ -133,10 +138,34 @@ def iter_records(path: Path) -> Iterator[RequestRecord]:
         for raw in handle:
             try:
                 data = json.loads(raw)
-                if isinstance(data, dict):
+                if isinstance(data, dict) and _plausible_record(data):
                     yield RequestRecord.from_dict(data)
-            except (ValueError, TypeError):
+            except (ValueError, TypeError, RecursionError):
                 continue
+
+
+_INT_FIELDS = ("request_id", "concurrency", "stream_index", "scheduled_at")
+_OPTIONAL_INT_FIELDS = (
+    "sent_at", "first_byte_at", "first_token_at", "first_answer_at", "last_token_at",
+    "ended_at", "prompt_tokens", "completion_tokens", "http_status",
+)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _plausible_record(data: dict[str, Any]) -> bool:
+    """A stored row has the types metrics rely on; anything else is skipped like a torn line."""
+    if not all(_is_int(data.get(name)) for name in _INT_FIELDS):
+        return False
+    if not all(data.get(name) is None or _is_int(data[name]) for name in _OPTIONAL_INT_FIELDS):
+        return False
+    for name in ("chunk_at", "chunk_tokens"):
+        values = data.get(name, [])
+        if not isinstance(values, list) or not all(_is_int(v) for v in values):
+            return False
+    return data.get("status", "ok") in ("ok", "failed", "cancelled")
 
 
 def is_run_dir(path: Path) -> bool:
@@ -159,7 +188,9 @@ def load_run_info(run_dir: Path) -> RunInfo:
     try:
         return RunInfo.model_validate_json(text)
     except ValidationError as exc:
-        raise DataFormatError(f"{run_dir / RUN_FILE} is not a valid run file: {exc}") from exc
+        raise DataFormatError(
+            f"{run_dir / RUN_FILE} is not a valid run file: {first_problem(exc)}"
+        ) from exc
 
 
 def load_summaries(run_dir: Path) -> list[LevelSummary] | None:
@@ -172,5 +203,8 @@ def load_summaries(run_dir: Path) -> list[LevelSummary] | None:
         if not isinstance(rows, list):
             raise DataFormatError(f"{path} must hold a JSON list of levels")
         return [LevelSummary.model_validate(row) for row in rows]
-    except (ValueError, ValidationError) as exc:
-        raise DataFormatError(f"{path} is not a valid summary: {exc}") from exc
+    except ValidationError as exc:
+        raise DataFormatError(f"{path} is not a valid summary: {first_problem(exc)}") from exc
+    except (ValueError, RecursionError) as exc:
+        problem = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise DataFormatError(f"{path} is not a valid summary: {problem}") from exc
