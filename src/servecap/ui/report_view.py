@@ -42,8 +42,12 @@ def show_charts(model: ReportModel, key: str, slugs: tuple[str, ...] | None = No
     tabs = st.tabs([c.info.title for c in charts])
     for tab, chart in zip(tabs, charts, strict=True):
         with tab:
-            st.plotly_chart(figure(chart), key=f"{key}-chart-{chart.info.slug}")
-            st.caption(chart.info.caption)
+            fig = figure(chart)
+            if fig["data"]:
+                st.plotly_chart(fig, key=f"{key}-chart-{chart.info.slug}")
+                st.caption(chart.info.caption)
+            else:
+                st.caption("Nothing to draw for these runs (e.g. no spec/baseline pair).")
 
 
 def show_findings(model: ReportModel) -> None:
