@@ -55,12 +55,14 @@ class ChunkReader:
     def _choice(self, choice: dict[str, Any], usage: Any, arrived_at: int) -> None:
         record = self.record
         if self.chat:
-            delta = choice.get("delta") or {}
-            content = delta.get("content")
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            delta = choice.get("delta")
+            if not isinstance(delta, dict):
+                delta = {}  # a hostile or broken server: no token, never a crash
+            content = _text(delta.get("content"))
+            reasoning = _text(delta.get("reasoning_content")) or _text(delta.get("reasoning"))
             tools = delta.get("tool_calls")
         else:
-            content, reasoning, tools = choice.get("text"), None, None
+            content, reasoning, tools = _text(choice.get("text")), None, None
         if content or reasoning or tools:
             if record.first_token_at is None:
                 record.first_token_at = arrived_at
@@ -101,6 +103,11 @@ class ChunkReader:
             fail(record, "stream_truncated", "stream ended without finish_reason or [DONE]")
         elif not record.chunk_at:
             fail(record, "empty_response", "no content, reasoning or tool-call tokens")
+
+
+def _text(value: Any) -> str | None:
+    """Text fields are strings; any other JSON type counts as absent."""
+    return value if isinstance(value, str) else None
 
 
 def _error_text(chunk: dict[str, Any]) -> str:
