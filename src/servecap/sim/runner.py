@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import subprocess
+import sys
 import threading
 import time
 from types import TracebackType
@@ -31,6 +33,22 @@ def _uvicorn_config(app: Any, host: str, port: int) -> Any:
     )
 
 
+READY_LINE = "servecap-sim listening on "
+
+
+async def _serve_and_announce(server: Any, host: str) -> None:
+    async def announce() -> None:
+        while not server.started:
+            await asyncio.sleep(0.01)
+        print(f"{READY_LINE}http://{host}:{_bound_port(server)}/v1", file=sys.stderr, flush=True)
+
+    task = asyncio.get_running_loop().create_task(announce())
+    try:
+        await server.serve()
+    finally:
+        task.cancel()
+
+
 def serve(
     profile: Profile,
     host: str = "127.0.0.1",
@@ -38,11 +56,17 @@ def serve(
     time_scale: float = 1.0,
     seed: int = 0,
 ) -> None:
-    """Serve ``profile`` until interrupted (blocking)."""
+    """Serve ``profile`` until interrupted (blocking); prints the URL to stderr when ready."""
     import uvicorn
 
-    server = uvicorn.Server(_uvicorn_config(create_app(profile, time_scale, seed), host, port))
-    server.run()
+    config = _uvicorn_config(create_app(profile, time_scale, seed), host, port)
+    server = uvicorn.Server(config)
+    if config.loop == "uvloop":
+        import uvloop
+
+        uvloop.run(_serve_and_announce(server, host))
+    else:
+        asyncio.run(_serve_and_announce(server, host))
 
 
 class SimServerHandle:
@@ -113,3 +137,71 @@ def start_server_in_thread(
         time.sleep(0.01)
     handle.port = _bound_port(server)
     return handle
+
+
+class SimProcessHandle:
+    """A simulator running as a child process (no GIL shared with the caller)."""
+
+    def __init__(self, proc: subprocess.Popen[str], base_url: str) -> None:
+        self.proc = proc
+        self.base_url = base_url
+        self.port = int(base_url.rsplit(":", 1)[1].split("/", 1)[0])
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Terminate the child and wait for it."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+    def __enter__(self) -> SimProcessHandle:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def start_server_process(
+    profile: str,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    time_scale: float = 1.0,
+    startup_timeout: float = 30.0,
+) -> SimProcessHandle:
+    """Start ``python -m servecap.sim serve`` for a profile name or file; returns when it
+    listens. Prefer this over a thread when the caller also measures (no shared GIL)."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "servecap.sim",
+        "serve",
+        "--profile",
+        profile,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--time-scale",
+        repr(time_scale),
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    deadline = time.monotonic() + startup_timeout
+    lines: list[str] = []
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        lines.append(line.strip())
+        if line.startswith(READY_LINE):
+            return SimProcessHandle(proc, line[len(READY_LINE) :].strip())
+    proc.kill()
+    proc.wait()
+    raise RuntimeError(f"simulator process did not start: {' | '.join(lines[-3:])}")
