@@ -54,6 +54,7 @@ def test_report_renders_offline(seed_report: ReportPaths) -> None:
             page.fill("#slo-ttft", "1000")
             page.dispatch_event("#slo-ttft", "change")
             assert any("sglang-direct" in r and "717" in r for r in _capacity(page))
+            page.evaluate("window.scrollTo(0, 0)")
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=False)
         finally:

@@ -7,13 +7,16 @@ backslash-escaped (so no link, image or emphasis can be formed from it).
 
 from __future__ import annotations
 
+import html
 import re
 
 from servecap.analysis import Finding
 from servecap.report import views
 from servecap.report.model import ReportModel
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>:])")
+# Enough to stop emphasis, code spans, links, images and table breaks; `<`/`>`/`&` become
+# entities first. Text only ever follows "- ", "| " or "**", never starts a line.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#|~!])")
 
 
 def md(text: object) -> str:
@@ -89,7 +92,7 @@ def render_markdown(model: ReportModel) -> str:
         else ["The runs record no deployment metadata.", ""]
     )
     for name, cmd in model.deployment.commands.items():
-        out += [f"**{md(name)}**", "", "    " + md(cmd), ""]
+        out += [f"**{md(name)}**", "", f"<pre>{html.escape(cmd, quote=True)}</pre>", ""]
     out += ["## 4\\. Results at the lowest and highest level", ""]
     for c in dict.fromkeys((lv[0], lv[-1])):
         out += _table(views.overview(model, c))
