@@ -132,18 +132,32 @@ class ServerThread:
         self._thread.join(10)
 
 
-def main() -> None:  # pragma: no cover - manual use
+def main() -> None:
+    """Serve a schedule on 127.0.0.1 (port 0 = any free port; the port goes to stdout)."""
     import argparse
 
+    import uvloop
+
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--ttft-ms", type=float, default=50)
-    parser.add_argument("--itl-ms", type=float, default=10)
+    parser.add_argument("--interval-ms", type=float, default=10)
     parser.add_argument("--tokens-per-chunk", type=int, default=1)
+    parser.add_argument("--per-chunk-usage", action="store_true")
     args = parser.parse_args()
-    schedule = Schedule(args.ttft_ms / 1000, args.itl_ms / 1000, args.tokens_per_chunk)
-    web.run_app(make_app(schedule), host="127.0.0.1", port=args.port, access_log=None)
+    schedule = Schedule(
+        args.ttft_ms / 1000, args.interval_ms / 1000, args.tokens_per_chunk,
+        per_chunk_usage=args.per_chunk_usage,
+    )
+    loop = uvloop.new_event_loop()
+    runner = web.AppRunner(make_app(schedule), access_log=None)
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, "127.0.0.1", args.port, backlog=4096)
+    loop.run_until_complete(site.start())
+    assert site._server is not None
+    print(f"PORT {site._server.sockets[0].getsockname()[1]}", flush=True)
+    loop.run_forever()
 
 
-if __name__ == "__main__":  # pragma: no cover
+if __name__ == "__main__":
     main()
