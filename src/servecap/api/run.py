@@ -8,12 +8,14 @@ that stops early keeps every level it finished and every request it recorded.
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from servecap import __version__
 from servecap.api.preflight import (
@@ -25,8 +27,8 @@ from servecap.api.preflight import (
 from servecap.api.progress import NullProgress, ProgressSink
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.clock import ClockAnchor
-from servecap.core.config import RunConfig
-from servecap.core.errors import RunAborted
+from servecap.core.config import RunConfig, strip_credentials
+from servecap.core.errors import RunAborted, UserInputError
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
 from servecap.core.summary import LevelSummary
@@ -51,17 +53,47 @@ class Secrets:
 
     api_key: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    also_redact: list[str] = field(default_factory=list)
 
     @classmethod
     def from_env(cls, env_name: str, headers: dict[str, str] | None = None) -> Secrets:
         key = os.environ.get(env_name) or os.environ.get(API_KEY_FALLBACK_ENV) or None
         return cls(api_key=key, headers=dict(headers or {}))
 
+    def redact(self, text: str | None) -> str | None:
+        """`text` (server-supplied, e.g. an error body) with every secret value masked."""
+        if not text:
+            return text
+        values = [self.api_key or "", *self.headers.values(), *self.also_redact]
+        for value in sorted((v for v in values if len(v) >= 4), key=len, reverse=True):
+            text = text.replace(value, "***")
+        return text
+
     def http_headers(self) -> dict[str, str]:
         out = dict(self.headers)
         if self.api_key:
             out["Authorization"] = f"Bearer {self.api_key}"
         return out
+
+
+def split_url_credentials(config: RunConfig, secrets: Secrets) -> tuple[RunConfig, Secrets]:
+    """`http://user:pass@host/v1`: the password becomes a Basic Authorization header and the
+    URL every request (and every error message) uses is bare. An API key as well is refused:
+    both would set Authorization."""
+    parts = urlsplit(config.client.base_url)
+    if parts.username is None and parts.password is None:
+        return config, secrets
+    if secrets.api_key:
+        raise UserInputError(
+            "--base-url carries user:password and an API key is set as well; use one of them"
+        )
+    pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+    token = base64.b64encode(pair.encode()).decode()
+    headers = {"Authorization": f"Basic {token}", **secrets.headers}
+    bare = strip_credentials(config.client.base_url)
+    client = config.client.model_copy(update={"base_url": bare})
+    secret_parts = [unquote(parts.password or ""), token]
+    return config.model_copy(update={"client": client}), Secrets(None, headers, secret_parts)
 
 
 @dataclass
@@ -74,8 +106,9 @@ class RunOutcome:
 class _Run:
     """State of one benchmark while it runs."""
 
-    def __init__(self, config: RunConfig, progress: ProgressSink) -> None:
+    def __init__(self, config: RunConfig, progress: ProgressSink, secrets: Secrets) -> None:
         self.config = config
+        self.secrets = secrets
         self.progress = progress
         self.levels: list[LevelSummary] = []
         self.health: dict[str, dict[str, Any]] = {}
@@ -84,6 +117,7 @@ class _Run:
 
     def sink_for(self, writer: RecordWriter, bucket: list[RequestRecord]) -> Any:
         def sink(record: RequestRecord) -> None:
+            record.detail = self.secrets.redact(record.detail)  # servers echo credentials
             writer.write(record)
             bucket.append(record)
             self.progress.request_done(record)
@@ -99,7 +133,8 @@ async def run_benchmark_async(
 ) -> RunOutcome:
     """Preflight, sweep every level, and save. Cancelling the task ends it incomplete."""
     secrets = secrets or Secrets.from_env(config.client.api_key_env)
-    state = _Run(config, progress or NullProgress())
+    config, secrets = split_url_credentials(config, secrets)
+    state = _Run(config, progress or NullProgress(), secrets)
     out_dir = Path(config.out_dir)
     check_output_dir(out_dir)
     ensure_file_limit(max(config.concurrency))
