@@ -154,6 +154,19 @@ def http_error(status: int, headers: dict[str, str] | None = None) -> Fault:
     return handler
 
 
+async def echo_secrets(request: web.Request) -> web.StreamResponse:
+    """401 whose body echoes every request header, as careless gateways do."""
+    echoed = {k: v for k, v in request.headers.items()}
+    return web.json_response({"error": {"message": f"bad credentials: {echoed}"}}, status=401)
+
+
+async def echo_secrets_in_stream(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await write_tokens(response, 1)
+    error = {"error": {"message": f"auth: {request.headers.get('Authorization')}"}}
+    return await finish(response, b"data: " + json.dumps(error).encode() + b"\n\n", DONE)
+
+
 async def huge_line(request: web.Request) -> web.StreamResponse:
     """5 MiB without a line end: over the decoder's 4 MiB line cap."""
     response = await open_stream(request)
@@ -227,6 +240,8 @@ FAULTS: dict[str, Fault] = {
     "http_500": http_error(500),
     "http_503": http_error(503, {"Retry-After": "2"}),
     "huge_line": huge_line,
+    "echo_secrets": echo_secrets,
+    "echo_secrets_in_stream": echo_secrets_in_stream,
     "utf8_split": utf8_split,
     "invalid_utf8": invalid_utf8,
     "usage_missing": usage_missing,
@@ -243,6 +258,7 @@ class FaultServer:
     queue: list[str] = field(default_factory=list)
     default: str = "ok"
     models: list[str] = field(default_factory=lambda: [MODEL])
+    version: dict[str, Any] | None = None  # served at /version when set
     completions: int = 0
     seen_headers: list[dict[str, str]] = field(default_factory=list)
 
@@ -261,8 +277,14 @@ class FaultServer:
             await request.read()
             return await self.next_fault()(request)
 
+        async def version(request: web.Request) -> web.Response:
+            if self.version is None:
+                raise web.HTTPNotFound()
+            return web.json_response(self.version)
+
         app = web.Application()
         app.router.add_get("/v1/models", models)
+        app.router.add_get("/version", version)
         app.router.add_post("/v1/chat/completions", completions)
         app.router.add_post("/v1/completions", completions)
         return app

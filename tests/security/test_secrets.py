@@ -1,0 +1,84 @@
+"""A canary API key (env and --header) and URL credentials reach the server but no artifact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.faults.runs import invoke, invoke_report, only_run_dir, rows, run_args
+from tests.security.artifacts import find_secret
+from tests.servers.fault_server import FaultServer, FaultServerThread
+
+KEY = "sk-CANARY-4f1c9e7a2b"
+HEADER_SECRET = "hdr-CANARY-0d3e5b"
+URL_PASSWORD = "pw-CANARY-77aa"
+SECRETS = [KEY, HEADER_SECRET, URL_PASSWORD, "CANARY"]
+
+
+def _run_and_report(base_url: str, tmp_path: Path, env: dict[str, str],
+                    *extra: str) -> dict[str, str]:
+    out = tmp_path / "out"
+    ran = invoke(run_args(base_url, out, "--header", f"X-Team-Token: {HEADER_SECRET}",
+                          *extra), env=env)
+    assert ran.exit_code == 0, ran.stderr
+    reported = invoke_report([str(out), "--out", str(tmp_path / "report")], env=env)
+    assert reported.exit_code == 0, reported.stderr or repr(reported.exception)
+    shown = invoke(["show", str(out), "--format", "json"], env=env)
+    return {"run stdout": ran.stdout, "run stderr": ran.stderr, "report": reported.stdout
+            + reported.stderr, "show": shown.stdout + shown.stderr}
+
+
+@pytest.mark.parametrize("env_name", ["OPENAI_API_KEY", "SERVECAP_API_KEY"])
+def test_canary_key_reaches_server_but_no_artifact(env_name: str, tmp_path: Path) -> None:
+    server = FaultServer(queue=["ok", "echo_secrets", "echo_secrets_in_stream", "ok"])
+    with FaultServerThread(server) as thread:
+        url = thread.base_url.replace("http://", f"http://user:{URL_PASSWORD}@")
+        env = {"OPENAI_API_KEY": "", "SERVECAP_API_KEY": "", env_name: KEY}
+        outputs = _run_and_report(thread.base_url, tmp_path, env, "--rounds", "4")
+    sent = [h for h in server.seen_headers if "Authorization" in h]
+    assert sent and all(h["Authorization"] == f"Bearer {KEY}" for h in sent)
+    assert all(h.get("X-Team-Token") == HEADER_SECRET for h in server.seen_headers)
+    stored = rows(only_run_dir(tmp_path / "out"))
+    assert [r["reason"] for r in stored][1:3] == ["http_4xx", "server_error_in_stream"]
+    assert find_secret(tmp_path, SECRETS, outputs) == []
+
+
+def test_url_credentials_sent_as_basic_auth_and_never_stored(tmp_path: Path) -> None:
+    server = FaultServer(queue=["ok", "echo_secrets", "ok"])
+    with FaultServerThread(server) as thread:
+        url = thread.base_url.replace("http://", f"http://user:{URL_PASSWORD}@")
+        env = {"OPENAI_API_KEY": "", "SERVECAP_API_KEY": ""}
+        outputs = _run_and_report(url, tmp_path, env)
+    auth = {h.get("Authorization", "") for h in server.seen_headers}
+    assert auth and all(a.startswith("Basic ") for a in auth)
+    assert find_secret(tmp_path, [*SECRETS, next(iter(auth))[6:]], outputs) == []
+
+
+def test_url_credentials_and_api_key_refused(tmp_path: Path) -> None:
+    server = FaultServer()
+    with FaultServerThread(server) as thread:
+        url = thread.base_url.replace("http://", f"http://user:{URL_PASSWORD}@")
+        result = invoke(run_args(url, tmp_path / "out"), env={"OPENAI_API_KEY": KEY})
+    assert result.exit_code == 2 and "use one of them" in result.stderr
+    assert server.completions == 0
+    assert find_secret(tmp_path, SECRETS, {"err": result.stderr + result.stdout}) == []
+
+
+def test_header_names_kept_values_dropped(tmp_path: Path) -> None:
+    with FaultServerThread(FaultServer()) as thread:
+        _run_and_report(thread.base_url, tmp_path, {"OPENAI_API_KEY": KEY})
+    text = (only_run_dir(tmp_path / "out") / "run.json").read_text()
+    assert "X-Team-Token" in text and HEADER_SECRET not in text
+    assert "user:" not in text
+
+
+def test_preflight_failure_message_has_no_secret(tmp_path: Path) -> None:
+    server = FaultServer(models=[])
+    with FaultServerThread(server) as thread:
+        url = thread.base_url.replace("http://", f"http://user:{URL_PASSWORD}@")
+        result = invoke(run_args(url, tmp_path / "out", "--header", f"X: {HEADER_SECRET}"),
+                        env={"OPENAI_API_KEY": KEY})
+    assert result.exit_code == 2
+    assert find_secret(tmp_path, SECRETS, {"stderr": result.stderr,
+                                           "stdout": result.stdout}) == []
