@@ -126,6 +126,12 @@ def _data_notes(series: list[ConfigSeries]) -> list[Finding]:
             )
         )
     for s in series:
+        warned = [f"c={lv.concurrency}: {lv.warnings[0]}" for lv in s.levels if lv.warnings]
+        if warned:
+            notes.append(Finding(
+                kind="level_warnings", section="data", configs=[s.name], severity="notice",
+                text=f"{s.name}: " + "; ".join(warned[:4]) + ("; ..." if len(warned) > 4 else ""),
+            ))
         bound = [lv.concurrency for lv in s.levels if lv.client_bound]
         if bound:
             notes.append(

@@ -124,6 +124,7 @@ def render_markdown(model: ReportModel) -> str:
         *_reading(model),
         "## 15\\. Appendix: tables per configuration",
         "",
+        *_imported_note(model),
     ]
     for t in views.appendix_tables(model):
         out += _table(t)
@@ -140,3 +141,12 @@ def _reading(model: ReportModel) -> list[str]:
         *(f.text for f in model.analysis.section("data")),
     ]
     return [*(f"- {md(x)}" for x in lines), ""]
+
+
+def _imported_note(model: ReportModel) -> list[str]:
+    if not model.analysis.imported:
+        return []
+    return [md(f"Imported runs ({', '.join(model.analysis.imported)}): values as published. "
+               "Their tps_p90 may be the upper 90th percentile and their rps one stream's rate "
+               "(the publishing tool's definitions, not servecap's); servecap's system "
+               "throughput is in tables/combined.csv (system_rps)."), ""]
