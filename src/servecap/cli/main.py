@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import typer
 
+from servecap.cli.demo_cmd import demo
 from servecap.cli.plan_cmd import import_summary, plan, show
+from servecap.cli.report_cmd import report
 from servecap.cli.run_cmd import run
 from servecap.cli.ui_cmd import ui
+from servecap.sim.cli import sim_app
 
 app = typer.Typer(
     name="servecap",
@@ -19,7 +22,10 @@ app.command()(run)
 app.command()(show)
 app.command()(plan)
 app.command("import-summary")(import_summary)
+app.command()(report)
+app.command()(demo)
 app.command()(ui)
+app.add_typer(sim_app, name="sim")
 
 
 @app.command()
