@@ -17,7 +17,7 @@ from servecap.api.progress import ProgressSink
 from servecap.api.run import Secrets, run_benchmark
 from servecap.core.config import DEFAULT_LEVELS, SLO, ClientOptions, RunConfig
 from servecap.sim.runner import start_server_process
-from servecap.storage.runs import load_runs
+from servecap.storage.runs import Run, load_runs
 
 SEED_PROFILES: tuple[str, ...] = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")
 DEMO_ROUNDS = 3
@@ -57,7 +57,7 @@ def run_demo(
     return DemoResult(run_dirs, _write_report(runs, out_dir / "report"), plan_runs(runs, SLO()))
 
 
-def _write_report(runs: list, report_dir: Path) -> Path | None:  # type: ignore[type-arg]
+def _write_report(runs: list[Run], report_dir: Path) -> Path | None:
     from servecap.api.report import ReportOptions, build_report, write_report
 
     model = build_report(runs, ReportOptions(title="servecap demo: four simulated deployments"))

@@ -66,6 +66,9 @@ class RequestRecord:
     output_chars: int = 0
     finish_reason: str | None = None
     warmup: bool = False
+    # The engine's own timing of this request where it sends one (llama-server's `timings`:
+    # prompt_ms, predicted_ms, predicted_per_token_ms, ...); numbers only, kept for cross-checks.
+    server_timings: dict[str, float] | None = None
 
     @property
     def ok(self) -> bool:
@@ -83,3 +86,12 @@ class RequestRecord:
     def from_dict(cls, data: dict[str, Any]) -> RequestRecord:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(frozen=True, slots=True)
+class ClientHealth:
+    """How the load generator itself fared during a level (it must keep up to be valid)."""
+
+    loop_lag_p99_ms: float
+    client_cpu_pct: float
+    client_bound: bool

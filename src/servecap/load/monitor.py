@@ -12,7 +12,7 @@ from types import TracebackType
 
 import numpy as np
 
-from servecap.metrics.level import ClientHealth
+from servecap.core.records import ClientHealth
 
 TICK_S = 0.005
 LAG_BOUND_MS = 10.0  # p99 lag above this: the client was the bottleneck

@@ -4,26 +4,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import numpy as np
 
-from servecap.core.records import RequestRecord
+from servecap.core.records import ClientHealth, RequestRecord
 from servecap.core.summary import DISTRIBUTION_METRICS, HIGHER_IS_BETTER, LevelSummary, column
 from servecap.metrics.request_metrics import RequestMetrics, chunk_gaps_ns, request_metrics
 from servecap.stats.percentiles import describe, small_sample_warnings
 
 NS_PER_MS = 1e6
 NS_PER_S = 1e9
-
-
-@dataclass(frozen=True, slots=True)
-class ClientHealth:
-    """How the load generator itself fared during a level."""
-
-    loop_lag_p99_ms: float
-    client_cpu_pct: float
-    client_bound: bool
 
 
 def _metric_values(metrics: list[RequestMetrics], records: list[RequestRecord]) -> dict[str, list]:

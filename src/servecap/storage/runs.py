@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from servecap.core.errors import UserInputError
-from servecap.metrics.level import ClientHealth, summarise_records
+from servecap.core.records import ClientHealth
+from servecap.metrics.level import summarise_records
 from servecap.storage.run_dir import (
     REQUESTS_FILE,
     Run,
