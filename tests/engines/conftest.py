@@ -1,0 +1,68 @@
+"""Engine fixtures: build or reuse llama-server, make the tiny model, run each engine.
+
+Engine tests run when selected with `-m engine` or with SERVECAP_ENGINE_TESTS=1 (CI);
+otherwise they are skipped so a plain `pytest` never starts a multi-minute build.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.engines import procs
+
+
+def _engines_enabled(config: pytest.Config) -> bool:
+    return os.environ.get("SERVECAP_ENGINE_TESTS") == "1" or "engine" in (
+        config.getoption("markexpr", "") or ""
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _engines_enabled(config):
+        return
+    skip = pytest.mark.skip(reason="engine tests: run with -m engine or SERVECAP_ENGINE_TESTS=1")
+    for item in items:
+        if "engine" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def tiny_model():  # -> tinymodel.TinyModel
+    from tests.engines.tinymodel import ensure_model
+
+    return ensure_model()
+
+
+@pytest.fixture(scope="session")
+def llama_server_bin() -> Path:
+    binary = procs.llama_server_binary(build=True)
+    assert binary is not None and binary.is_file(), "llama-server binary missing"
+    return binary
+
+
+@pytest.fixture(scope="module")
+def llama_engine(
+    llama_server_bin: Path, tiny_model, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[procs.Engine]:
+    engine = procs.llama_server(llama_server_bin, tiny_model.gguf, tmp_path_factory.mktemp("ll"))
+    engine.start(health_timeout_s=60)
+    try:
+        yield engine
+    finally:
+        engine.stop()
+
+
+@pytest.fixture(scope="module")
+def transformers_engine(
+    tiny_model, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[procs.Engine]:
+    engine = procs.transformers_serve(tiny_model.hf_dir, tmp_path_factory.mktemp("tf"))
+    engine.start(health_timeout_s=180)
+    try:
+        yield engine
+    finally:
+        engine.stop()

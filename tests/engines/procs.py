@@ -1,0 +1,156 @@
+"""Start a real inference engine as a process on 127.0.0.1, wait for health, stop it by PID.
+
+Each engine runs in its own session (process group), so teardown signals the whole group:
+SIGTERM, a grace period, then SIGKILL. Nothing is left behind, even when an engine forks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD_SCRIPT = REPO / "scripts" / "build_llama_server.sh"
+LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+SLOTS = 8
+CTX_PER_SLOT = 512
+CB_NUM_BLOCKS = 256
+
+
+def free_port() -> int:
+    """A port the kernel says is free on 127.0.0.1 now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Engine:
+    """A running engine: its command, base URL and process (stopped with `stop`)."""
+
+    name: str
+    argv: list[str]
+    port: int
+    log_path: Path
+    env: dict[str, str] = field(default_factory=dict)
+    model: str = ""
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return self.root + "/v1"
+
+    def start(self, health_timeout_s: float = 120.0) -> Engine:
+        log = self.log_path.open("wb")
+        try:
+            self.proc = subprocess.Popen(
+                self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env={**os.environ, **self.env}, start_new_session=True,
+            )
+        finally:
+            log.close()
+        try:
+            self.wait_healthy(health_timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def wait_healthy(self, timeout_s: float) -> None:
+        """Poll GET /health until 200; fail early with the log tail if the process dies."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(self.root + "/health", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.25)
+        raise TimeoutError(f"{self.name} not healthy after {timeout_s} s:\n{self.log_tail()}")
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """SIGTERM the engine's process group, then SIGKILL what is left."""
+        proc = self.proc
+        if proc is None or proc.poll() is not None:
+            return
+        for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                proc.wait(timeout=wait_s)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        with contextlib.suppress(ProcessLookupError):  # children that outlived the leader
+            os.killpg(proc.pid, signal.SIGKILL)
+
+    def log_tail(self, n_bytes: int = 3000) -> str:
+        try:
+            return self.log_path.read_bytes()[-n_bytes:].decode(errors="replace")
+        except OSError:
+            return "(no log)"
+
+
+def cache_root() -> Path:
+    env = os.environ.get("SERVECAP_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "servecap"
+
+
+def llama_server_binary(build: bool = True) -> Path | None:
+    """`$LLAMA_SERVER_BIN`, else the cached build, else build it (minutes) when `build`."""
+    env = os.environ.get("LLAMA_SERVER_BIN")
+    if env:
+        return Path(env)
+    cached = cache_root() / "llama-server" / LLAMA_CPP_PYTHON_VERSION / "bin" / "llama-server"
+    if cached.is_file() or not build:
+        return cached if cached.is_file() else None
+    result = subprocess.run(
+        ["bash", str(BUILD_SCRIPT)], capture_output=True, text=True, check=False,
+        env={**os.environ, "LLAMA_CPP_PYTHON_VERSION": LLAMA_CPP_PYTHON_VERSION},
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"llama-server build failed:\n{result.stderr[-4000:]}")
+    return Path(result.stdout.strip().splitlines()[-1])
+
+
+def llama_server(binary: Path, gguf: Path, log_dir: Path, threads: int = 1) -> Engine:
+    """llama-server with 8 slots of 512 context each; any model name is accepted."""
+    port = free_port()
+    argv = [
+        str(binary), "-m", str(gguf), "--host", "127.0.0.1", "--port", str(port),
+        "-np", str(SLOTS), "-c", str(SLOTS * CTX_PER_SLOT), "-t", str(threads),
+        "--alias", "tiny", "--no-webui",
+    ]
+    return Engine("llama-server", argv, port, log_dir / "llama-server.log", model="tiny")
+
+
+def transformers_serve(hf_dir: Path, log_dir: Path) -> Engine:
+    """`transformers serve <folder>` with continuous batching and a bounded KV cache."""
+    exe = shutil.which("transformers") or str(Path(sys.executable).with_name("transformers"))
+    port = free_port()
+    argv = [
+        exe, "serve", str(hf_dir), "--host", "127.0.0.1", "--port", str(port),
+        "--continuous-batching", "--cb-num-blocks", str(CB_NUM_BLOCKS), "--device", "cpu",
+    ]
+    env = {"OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    return Engine("transformers-serve", argv, port, log_dir / "transformers-serve.log",
+                  env=env, model=str(hf_dir))

@@ -1,0 +1,110 @@
+"""Drive `servecap run` against an engine and read the saved run back (tests and bench)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from servecap.core.records import RequestRecord
+from servecap.metrics.request_metrics import request_metrics
+from servecap.storage.run_dir import iter_records
+
+# The request shape every engine test uses: short outputs keep a 4-level sweep near a minute.
+INPUT_TOKENS = 128
+OUTPUT_TOKENS = 32
+LEVELS = "1,2,4,8"
+ROUNDS = 3
+
+
+def servecap(*args: str, timeout_s: float = 600.0) -> subprocess.CompletedProcess[str]:
+    """`servecap <args>` in a child process (its own event loop, signals and uvloop)."""
+    return subprocess.run(
+        [sys.executable, "-m", "servecap.cli.main", *args], capture_output=True, text=True,
+        timeout=timeout_s, check=False,
+    )
+
+
+def run_sweep(
+    base_url: str, model: str, out: Path, name: str, *, levels: str = LEVELS,
+    rounds: int = ROUNDS, extra_body: dict[str, Any] | None = None,
+    timeout_s: float = 600.0,
+) -> Path:
+    """One `servecap run` sweep; returns the run directory (raises with stderr on failure)."""
+    args = [
+        "run", "--base-url", base_url, "--model", model, "--name", name,
+        "--concurrency", levels, "--rounds", str(rounds), "--warmup", "2",
+        "--input-tokens", str(INPUT_TOKENS), "--output-tokens", str(OUTPUT_TOKENS),
+        "--timeout", "120", "--stall-timeout", "60", "--out", str(out),
+    ]
+    if extra_body:
+        args += ["--extra-body", json.dumps(extra_body)]
+    result = servecap(*args, timeout_s=timeout_s)
+    if result.returncode != 0:
+        raise AssertionError(f"servecap run exited {result.returncode}:\n{result.stderr[-4000:]}")
+    dirs = [p.parent for p in out.glob("*/run.json")]
+    if len(dirs) != 1:
+        raise AssertionError(f"expected one run directory under {out}, found {dirs}")
+    return dirs[0]
+
+
+def measured(run_dir: Path) -> list[RequestRecord]:
+    """The measured (non-warm-up) records of a run."""
+    return [r for r in iter_records(run_dir / "requests.jsonl") if not r.warmup]
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+@dataclass(frozen=True)
+class Crosscheck:
+    """servecap's per-token decode time against the engine's own, at one level."""
+
+    concurrency: int
+    n: int
+    servecap_itl_ms: float
+    engine_itl_ms: float
+    engine_itl_n1_ms: float
+    servecap_ttft_ms: float
+    engine_prompt_ms: float
+
+    @property
+    def ratio(self) -> float:
+        return self.servecap_itl_ms / self.engine_itl_ms
+
+
+def crosscheck(records: list[RequestRecord]) -> list[Crosscheck]:
+    """Per level: mean ITL (servecap) vs mean `predicted_per_token_ms` (llama-server).
+
+    llama-server times generation from the end of prompt processing to the last token and
+    divides by all N tokens (`predicted_per_token_ms`); servecap divides the first-to-last
+    chunk time by N - 1. `engine_itl_n1_ms` rescales the engine's figure to N - 1 as well.
+    """
+    rows = []
+    for level in sorted({r.concurrency for r in records}):
+        ours, theirs, theirs_n1, ttft, prompt = [], [], [], [], []
+        for record in records:
+            metrics = request_metrics(record)
+            timings = record.server_timings or {}
+            if record.concurrency != level or metrics is None or metrics.itl_ns is None:
+                continue
+            if "predicted_per_token_ms" not in timings:
+                continue
+            n = timings.get("predicted_n", 0.0)
+            ours.append(metrics.itl_ns / 1e6)
+            theirs.append(timings["predicted_per_token_ms"])
+            theirs_n1.append(timings.get("predicted_ms", 0.0) / (n - 1) if n > 1 else 0.0)
+            ttft.append(metrics.ttft_ns / 1e6)
+            prompt.append(timings.get("prompt_ms", 0.0))
+        if ours:
+            rows.append(Crosscheck(level, len(ours), _mean(ours), _mean(theirs),
+                                   _mean(theirs_n1), _mean(ttft), _mean(prompt)))
+    return rows
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
