@@ -51,6 +51,9 @@ class ChunkReader:
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self._usage(usage)
+        timings = chunk.get("timings")
+        if isinstance(timings, dict):
+            self.record.server_timings = _numbers(timings)
 
     def _choice(self, choice: dict[str, Any], usage: Any, arrived_at: int) -> None:
         record = self.record
@@ -115,3 +118,12 @@ def _error_text(chunk: dict[str, Any]) -> str:
     if isinstance(error, dict):
         return str(error.get("message") or error)[:300]
     return str(error)[:300]
+
+
+def _numbers(values: dict[str, Any]) -> dict[str, float]:
+    """A server's timing object cut to numeric fields (at most 20), nothing else kept."""
+    kept: dict[str, float] = {}
+    for key, value in list(values.items())[:20]:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            kept[str(key)[:50]] = float(value)
+    return kept

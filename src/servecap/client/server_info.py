@@ -14,8 +14,8 @@ from servecap.core.config import ClientOptions, strip_credentials
 from servecap.core.errors import UserInputError
 from servecap.core.records import RequestRecord
 
-# Endpoints engines use to describe themselves: vLLM, SGLang, llama.cpp, the simulator.
-INFO_PATHS: tuple[str, ...] = ("/version", "/get_server_info", "/props")
+# Endpoints engines use to describe themselves: vLLM, SGLang, llama.cpp, Ollama, the simulator.
+INFO_PATHS: tuple[str, ...] = ("/version", "/get_server_info", "/props", "/api/version")
 INFO_HEADERS: tuple[str, ...] = ("server", "x-served-by")
 
 
@@ -64,7 +64,60 @@ async def probe_server(
             for name in INFO_HEADERS:
                 if name in headers and f"header_{name}" not in info:
                     info[f"header_{name}"] = headers[name][:200]
+    engine = detect_engine(info)
+    if engine is not None:
+        info["engine"] = engine
     return info
+
+
+# Fields worth lifting out of each engine's self-description (name in body -> engine key).
+_SGLANG_FIELDS = (
+    "tp_size", "dp_size", "pp_size", "ep_size", "model_path", "served_model_name", "dtype",
+    "kv_cache_dtype", "quantization", "context_length", "max_running_requests",
+    "max_total_num_tokens", "chunked_prefill_size", "speculative_algorithm",
+    "speculative_num_draft_tokens", "attention_backend", "schedule_policy",
+)
+
+
+def detect_engine(info: dict[str, Any]) -> dict[str, Any] | None:
+    """Which engine answered, from the probe bodies: `{name, version, ...}` or None.
+
+    Sans-I/O. llama-server's `/props`, SGLang's `/get_server_info`, the simulator's and
+    vLLM's `/version`, Ollama's `/api/version`; the `server` header only as a last resort.
+    """
+    props, sgl, ver = info.get("props"), info.get("get_server_info"), info.get("version")
+    if isinstance(props, dict) and ("build_info" in props or "total_slots" in props):
+        return _llama_cpp(props)
+    if isinstance(sgl, dict) and ("tp_size" in sgl or "model_path" in sgl):
+        engine = {"name": "sglang", "version": sgl.get("version")}
+        engine.update({k: sgl[k] for k in _SGLANG_FIELDS if sgl.get(k) is not None})
+        return engine
+    if isinstance(ver, dict) and ver.get("server") == "servecap-sim":
+        return {"name": "servecap-sim", "version": ver.get("version"),
+                "profile": ver.get("profile")}
+    if isinstance(ver, dict) and isinstance(ver.get("version"), str):
+        return {"name": "vllm", "version": ver["version"]}
+    ollama = info.get("api/version")
+    if isinstance(ollama, dict) and isinstance(ollama.get("version"), str):
+        return {"name": "ollama", "version": ollama["version"]}
+    header = info.get("header_server")
+    if isinstance(header, str) and "llama" in header.lower():
+        return {"name": "llama.cpp", "version": None}
+    return None
+
+
+def _llama_cpp(props: dict[str, Any]) -> dict[str, Any]:
+    settings = props.get("default_generation_settings")
+    settings = settings if isinstance(settings, dict) else {}
+    engine: dict[str, Any] = {"name": "llama.cpp", "version": props.get("build_info")}
+    for key, value in (
+        ("model_path", props.get("model_path")),
+        ("total_slots", props.get("total_slots")),
+        ("n_ctx_per_slot", settings.get("n_ctx")),
+    ):
+        if value is not None:
+            engine[key] = value
+    return engine
 
 
 async def _get_json(
