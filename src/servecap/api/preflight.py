@@ -21,7 +21,7 @@ FD_HEADROOM = 64
 def check_output_dir(out_dir: Path) -> None:
     """The output directory exists (or can be made), is writable and has room."""
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        out_dir.mkdir(mode=0o755, parents=True, exist_ok=True)  # never world-writable
         probe = out_dir / ".servecap-write-test"
         probe.write_bytes(b"ok")
         probe.unlink()

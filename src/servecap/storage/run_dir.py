@@ -62,7 +62,7 @@ def new_run_dir(out_dir: Path, name: str) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     base = f"{safe_name(name)}-{stamp}"
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        out_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         for suffix in ("", *(f"-{i}" for i in range(1, 1000))):
             candidate = out_dir / f"{base}{suffix}"
             try:
