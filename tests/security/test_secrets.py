@@ -33,7 +33,6 @@ def _run_and_report(base_url: str, tmp_path: Path, env: dict[str, str],
 def test_canary_key_reaches_server_but_no_artifact(env_name: str, tmp_path: Path) -> None:
     server = FaultServer(queue=["ok", "echo_secrets", "echo_secrets_in_stream", "ok"])
     with FaultServerThread(server) as thread:
-        url = thread.base_url.replace("http://", f"http://user:{URL_PASSWORD}@")
         env = {"OPENAI_API_KEY": "", "SERVECAP_API_KEY": "", env_name: KEY}
         outputs = _run_and_report(thread.base_url, tmp_path, env, "--rounds", "4")
     sent = [h for h in server.seen_headers if "Authorization" in h]
