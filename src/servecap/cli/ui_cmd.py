@@ -22,6 +22,7 @@ def streamlit_command(results: Path, port: int, host: str) -> list[str]:
         "--browser.gatherUsageStats=false",
         "--server.fileWatcherType=none",
         "--global.developmentMode=false",
+        "--client.toolbarMode=viewer",
         "--",
         "--results", str(results),
     ]
