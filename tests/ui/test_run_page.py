@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from pathlib import Path
@@ -22,7 +23,8 @@ def closed_port() -> int:
 
 
 def errors(at: Any) -> list[str]:
-    return [e.value for e in at.error]
+    """Alert bodies with the Markdown escapes the app adds to literal text removed."""
+    return [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
 
 
 def start(at: Any, url: str, levels: list[int], custom: str = "", rounds: int = 2) -> Any:

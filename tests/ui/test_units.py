@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from servecap.ui.form import RunForm, build_config, chosen_levels, deployment_no
 from servecap.ui.run_manager import RunManager
 from servecap.ui.shared import parse_app_args
 from servecap.ui.tables import level_rows
+from servecap.ui.text import plain
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -96,3 +98,10 @@ def test_manager_preflight_error_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(UserInputError, match="cannot reach"):
         manager.start(config, Secrets())
     assert manager.current is None
+
+
+def test_plain_escapes_every_markdown_construct() -> None:
+    hostile = "![x](http://e/p.png) <b>:red[hi]</b> $x$ *a* `c` # h"
+    escaped = plain(hostile)
+    assert re.sub(r"\\(.)", r"\1", escaped) == hostile
+    assert not re.search(r"(?<!\\)[!<>\[\]()`*$:#]", escaped)

@@ -27,6 +27,7 @@ from servecap.ui.report_view import (
 )
 from servecap.ui.runs_index import scan_results
 from servecap.ui.tables import capacity_rows, history_row, run_label
+from servecap.ui.text import plain
 
 COMPARE_KEY = "compare_runs"
 
@@ -66,9 +67,9 @@ def render_history_page(results: Path, slo: SLO) -> None:
     st.title("History & compare")
     index = scan_results(results)
     for problem in index.problems:
-        st.warning(problem)
+        st.warning(plain(problem))
     if not index.runs:
-        st.info(f"No saved runs in {results} yet.")
+        st.info(plain(f"No saved runs in {results} yet."))
         return
     st.dataframe([history_row(run) for run in index.runs], hide_index=True)
     labels = {run.path.name: run_label(run) for run in index.runs}

@@ -18,6 +18,7 @@ from servecap.ui.report_view import (
 )
 from servecap.ui.runs_index import RunIndex, scan_results
 from servecap.ui.tables import level_rows, run_label, verdict_rows
+from servecap.ui.text import plain
 
 RUN_KEY = "results_run"
 
@@ -71,9 +72,9 @@ def render_results_page(results: Path, slo: SLO) -> None:
     st.title("Results")
     index = scan_results(results)
     for problem in index.problems:
-        st.warning(problem)
+        st.warning(plain(problem))
     if not index.runs:
-        st.info(f"No saved runs in {results} yet: start one on the Run page.")
+        st.info(plain(f"No saved runs in {results} yet: start one on the Run page."))
         return
     run = pick_run(index)
     if run is None:

@@ -18,6 +18,7 @@ from servecap.ui.form import (
 from servecap.ui.run_manager import RunJob
 from servecap.ui.shared import run_manager, sim_holder
 from servecap.ui.tables import level_rows
+from servecap.ui.text import plain
 
 AUTO_MODEL = "(first model the server lists)"
 SERVER_MSG = "server_msg"
@@ -66,7 +67,7 @@ def _server_section() -> None:
                  help="Serves a simulated model on 127.0.0.1 so you can run at once.")
     message = st.session_state.get(SERVER_MSG)
     if message:
-        (st.success if message[0] == "ok" else st.error)(message[1])
+        (st.success if message[0] == "ok" else st.error)(plain(message[1]))
     models = st.session_state.get("models", [])
     st.selectbox("Model", [AUTO_MODEL, *models], key="model")
 
@@ -100,7 +101,7 @@ def _start(form: RunForm, results: Path) -> None:
         with st.spinner("Checking the server..."):
             run_manager().start(config, secrets_for(st.session_state.get("api_key", "")))
     except UserInputError as exc:
-        st.error(f"Not started: {exc}")
+        st.error(plain(f"Not started: {exc}"))
 
 
 def _status_line(job: RunJob) -> None:
@@ -110,7 +111,7 @@ def _status_line(job: RunJob) -> None:
     elif job.state == "cancelled":
         st.warning("Run cancelled: what was measured is kept, marked incomplete.")
     elif job.state == "failed":
-        st.error(f"Run stopped: {job.error}")
+        st.error(plain(f"Run stopped: {job.error}"))
     else:
         st.info("Running... (safe to close this tab: the run keeps going and is saved)")
     if snap.run_dir:

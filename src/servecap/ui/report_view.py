@@ -20,6 +20,7 @@ from servecap.report.charts_plotly import figure
 from servecap.report.charts_spec import all_charts
 from servecap.report.views import Table
 from servecap.storage.run_dir import Run
+from servecap.ui.text import plain
 
 SINGLE_RUN_CHARTS: tuple[str, ...] = ("ttft", "tps", "latency", "throughput", "itl",
                                       "aggregate-output", "slo-heatmap", "dashboard")
@@ -30,7 +31,7 @@ def report_model(runs: list[Run], slo: SLO, title: str) -> ReportModel | None:
     try:
         return build_report(runs, ReportOptions(title=title, slo=slo))
     except UserInputError as exc:
-        st.warning(str(exc))
+        st.warning(plain(str(exc)))
         return None
 
 
