@@ -19,6 +19,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.engines.tinymodel import cache_root
+
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "scripts" / "build_llama_server.sh"
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
@@ -108,11 +110,6 @@ class Engine:
             return self.log_path.read_bytes()[-n_bytes:].decode(errors="replace")
         except OSError:
             return "(no log)"
-
-
-def cache_root() -> Path:
-    env = os.environ.get("SERVECAP_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "servecap"
 
 
 def llama_server_binary(build: bool = True) -> Path | None:

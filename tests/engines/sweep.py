@@ -19,6 +19,16 @@ OUTPUT_TOKENS = 32
 LEVELS = "1,2,4,8"
 ROUNDS = 3
 
+# Exactly N output tokens on each engine (the README's recipes; the tiny model never emits
+# EOS anyway, so here they show the engines accept them). llama-server: `ignore_eos`.
+# transformers serve: a request-level `generation_config` (a JSON string); on the continuous
+# batching path a config without `eos_token_id` also disables EOS for the batch.
+LLAMA_EXTRA_BODY: dict[str, Any] = {"ignore_eos": True}
+
+
+def transformers_extra_body(output_tokens: int = OUTPUT_TOKENS) -> dict[str, Any]:
+    return {"generation_config": json.dumps({"min_new_tokens": output_tokens})}
+
 
 def servecap(*args: str, timeout_s: float = 600.0) -> subprocess.CompletedProcess[str]:
     """`servecap <args>` in a child process (its own event loop, signals and uvloop)."""
@@ -30,14 +40,14 @@ def servecap(*args: str, timeout_s: float = 600.0) -> subprocess.CompletedProces
 
 def run_sweep(
     base_url: str, model: str, out: Path, name: str, *, levels: str = LEVELS,
-    rounds: int = ROUNDS, extra_body: dict[str, Any] | None = None,
-    timeout_s: float = 600.0,
+    rounds: int = ROUNDS, output_tokens: int = OUTPUT_TOKENS,
+    extra_body: dict[str, Any] | None = None, timeout_s: float = 600.0,
 ) -> Path:
     """One `servecap run` sweep; returns the run directory (raises with stderr on failure)."""
     args = [
         "run", "--base-url", base_url, "--model", model, "--name", name,
         "--concurrency", levels, "--rounds", str(rounds), "--warmup", "2",
-        "--input-tokens", str(INPUT_TOKENS), "--output-tokens", str(OUTPUT_TOKENS),
+        "--input-tokens", str(INPUT_TOKENS), "--output-tokens", str(output_tokens),
         "--timeout", "120", "--stall-timeout", "60", "--out", str(out),
     ]
     if extra_body:

@@ -12,7 +12,7 @@ import pytest
 
 from tests.engines import checks
 from tests.engines.procs import Engine
-from tests.engines.sweep import read_json, run_sweep, servecap
+from tests.engines.sweep import read_json, run_sweep, servecap, transformers_extra_body
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -25,7 +25,7 @@ def tf_run(transformers_engine: Engine, tmp_path_factory: pytest.TempPathFactory
     out = tmp_path_factory.mktemp("tf-runs")
     return run_sweep(
         transformers_engine.base_url, transformers_engine.model, out, "transformers-tiny",
-        levels=",".join(map(str, LEVELS)), rounds=ROUNDS,
+        levels=",".join(map(str, LEVELS)), rounds=ROUNDS, extra_body=transformers_extra_body(),
     )
 
 
