@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import itertools
 import os
+import signal
 import statistics
 import sys
 import time
@@ -142,6 +143,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.minutes <= 0 or args.concurrency < 1:
         parser.error("--minutes must be > 0 and --concurrency >= 1")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the simulator child too
     with start_server_process(args.profile) as server:
         print(f"simulator {server.base_url}, c={args.concurrency}, {args.minutes:g} min",
               flush=True)
