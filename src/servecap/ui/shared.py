@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import sys
 from pathlib import Path
 
@@ -17,8 +18,13 @@ RESULTS_KEY = "results_dir"
 
 @st.cache_resource
 def run_manager() -> RunManager:
-    """One run manager per server process: runs outlive the tab that started them."""
-    return RunManager()
+    """One run manager per server process: runs outlive the tab that started them.
+
+    When the app process exits, a run still going is cancelled and saved (incomplete).
+    """
+    manager = RunManager()
+    atexit.register(manager.shutdown)
+    return manager
 
 
 @st.cache_resource
