@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.engines import procs
+from tests.engines.tinymodel import TinyModel, ensure_model
 
 
 def _engines_enabled(config: pytest.Config) -> bool:
@@ -31,9 +32,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def tiny_model():  # -> tinymodel.TinyModel
-    from tests.engines.tinymodel import ensure_model
-
+def tiny_model() -> TinyModel:
     return ensure_model()
 
 
@@ -46,7 +45,7 @@ def llama_server_bin() -> Path:
 
 @pytest.fixture(scope="module")
 def llama_engine(
-    llama_server_bin: Path, tiny_model, tmp_path_factory: pytest.TempPathFactory
+    llama_server_bin: Path, tiny_model: TinyModel, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[procs.Engine]:
     engine = procs.llama_server(llama_server_bin, tiny_model.gguf, tmp_path_factory.mktemp("ll"))
     engine.start(health_timeout_s=60)
@@ -58,7 +57,7 @@ def llama_engine(
 
 @pytest.fixture(scope="module")
 def transformers_engine(
-    tiny_model, tmp_path_factory: pytest.TempPathFactory
+    tiny_model: TinyModel, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[procs.Engine]:
     engine = procs.transformers_serve(tiny_model.hf_dir, tmp_path_factory.mktemp("tf"))
     engine.start(health_timeout_s=180)

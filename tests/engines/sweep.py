@@ -27,6 +27,7 @@ LLAMA_EXTRA_BODY: dict[str, Any] = {"ignore_eos": True}
 
 
 def transformers_extra_body(output_tokens: int = OUTPUT_TOKENS) -> dict[str, Any]:
+    """`--extra-body` for transformers serve: at least `output_tokens` new tokens."""
     return {"generation_config": json.dumps({"min_new_tokens": output_tokens})}
 
 
@@ -67,6 +68,7 @@ def measured(run_dir: Path) -> list[RequestRecord]:
 
 
 def read_json(path: Path) -> Any:
+    """A JSON file's content."""
     return json.loads(path.read_text())
 
 

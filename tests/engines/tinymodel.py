@@ -21,8 +21,10 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -70,6 +72,7 @@ def cache_root() -> Path:
 
 
 def paths(root: Path) -> TinyModel:
+    """The file layout of a made model under `root`."""
     hf_dir = root / "hf"
     return TinyModel(root, root / "tiny.gguf", hf_dir, hf_dir / "tokenizer.json")
 
@@ -85,7 +88,7 @@ def training_corpus() -> list[str]:
     return texts
 
 
-def train_tokenizer():  # -> tokenizers.Tokenizer (imported lazily)
+def train_tokenizer() -> Any:  # a tokenizers.Tokenizer (imported lazily)
     """A byte-level BPE (GPT-2 pre-tokenizer) with the three ChatML special tokens first."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
@@ -107,7 +110,7 @@ def generable(text: str) -> bool:
     return bool(text.strip()) and text.isascii() and text.isprintable()
 
 
-def make_weights(tokenizer) -> dict[str, np.ndarray]:
+def make_weights(tokenizer: Any) -> dict[str, np.ndarray]:
     """Seeded random weights under Hugging Face llama names (rows = output features)."""
     rng = np.random.default_rng(SEED)
     vocab = tokenizer.get_vocab_size()
@@ -153,7 +156,7 @@ def to_interleaved_rope(weight: np.ndarray, n_heads: int) -> np.ndarray:
     return np.ascontiguousarray(split.transpose(0, 2, 1, 3).reshape(rows, cols))
 
 
-def write_gguf(path: Path, tokenizer, weights: dict[str, np.ndarray]) -> None:
+def write_gguf(path: Path, tokenizer: Any, weights: dict[str, np.ndarray]) -> None:
     """The same model as a GGUF file (F32 tensors, gpt2 BPE vocab, ChatML template)."""
     import gguf
 
@@ -178,7 +181,7 @@ def write_gguf(path: Path, tokenizer, weights: dict[str, np.ndarray]) -> None:
     writer.close()
 
 
-def _gguf_vocab(writer, tokenizer) -> None:
+def _gguf_vocab(writer: Any, tokenizer: Any) -> None:
     import gguf
 
     by_id = sorted(tokenizer.get_vocab(with_added_tokens=True).items(), key=lambda kv: kv[1])
@@ -201,7 +204,7 @@ def _gguf_vocab(writer, tokenizer) -> None:
     writer.add_chat_template(CHATML)
 
 
-def _gguf_tensors(weights: dict[str, np.ndarray]):
+def _gguf_tensors(weights: dict[str, np.ndarray]) -> Iterator[tuple[str, np.ndarray]]:
     """(GGUF name, array) pairs; numpy shapes stay (rows, cols), the writer reverses them."""
     yield "token_embd.weight", weights["model.embed_tokens.weight"]
     yield "output_norm.weight", weights["model.norm.weight"]
@@ -222,7 +225,7 @@ def _gguf_tensors(weights: dict[str, np.ndarray]):
             yield f"blk.{i}.{short}.weight", array
 
 
-def write_hf(folder: Path, tokenizer, weights: dict[str, np.ndarray]) -> None:
+def write_hf(folder: Path, tokenizer: Any, weights: dict[str, np.ndarray]) -> None:
     """The same model as a Hugging Face folder: config, safetensors, tokenizer files."""
     from safetensors.numpy import save_file
 
