@@ -103,8 +103,6 @@ def test_run_files_not_world_writable(tmp_path: Path) -> None:
     assert _world_writable(out) == []
 
 
-@pytest.mark.xfail(reason="report writer (helper-2) creates files with the process umask",
-                   strict=False)
 def test_report_files_not_world_writable(tmp_path: Path) -> None:
     _, report = _under_umask_0(tmp_path)
     assert _world_writable(report) == []

@@ -65,3 +65,9 @@ def test_line_cap_bounds_the_buffer():
     decoder = SSEDecoder(max_line_bytes=64)
     with pytest.raises(SSEProtocolError):
         decoder.feed(b"data: " + b"x" * 100)
+
+
+def test_event_cap_bounds_many_short_data_lines():
+    decoder = SSEDecoder(max_line_bytes=64)
+    with pytest.raises(SSEProtocolError):
+        decoder.feed(b"data: 0123456789\n" * 10)

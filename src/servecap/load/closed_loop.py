@@ -49,4 +49,7 @@ async def run_closed_loop(
             finally:
                 sink(record)
 
-    await asyncio.gather(*(stream(i) for i in range(min(concurrency, n_requests))))
+    # A TaskGroup, so that a stream failing unexpectedly cancels (and records) the others.
+    async with asyncio.TaskGroup() as group:
+        for index in range(min(concurrency, n_requests)):
+            group.create_task(stream(index))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from servecap.report.charts_spec import all_charts
 from servecap.report.model import ReportModel
-from servecap.storage.safe_files import safe_name
+from servecap.storage.safe_files import restrict_tree, safe_name
 
 
 @dataclass
@@ -69,6 +69,7 @@ def write_report(model: ReportModel, out_dir: Path) -> ReportPaths:
         tables=tables,
     )
     write_zip(model, paths)
+    restrict_tree(out_dir)
     return paths
 
 

@@ -2,7 +2,7 @@
 
 Accepts LF, CRLF and lone CR line ends (also split across feeds), comment lines, multi-line
 `data:` fields and UTF-8 split anywhere: lines are cut on bytes and decoded only once whole.
-Line length is capped so a hostile server cannot make the client buffer without bound.
+Line and event sizes are capped so a hostile server cannot make the client buffer without bound.
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ class SSEEvent(NamedTuple):
 class SSEDecoder:
     """Feed it raw bytes as they arrive; it returns the events those bytes completed."""
 
-    __slots__ = ("_buffer", "_data", "_event", "_max_line", "_pending_cr")
+    __slots__ = ("_buffer", "_data", "_data_bytes", "_event", "_max_line", "_pending_cr")
 
     def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         self._buffer = b""
         self._data: list[bytes] = []
+        self._data_bytes = 0
         self._event = b""
         self._pending_cr = False
         self._max_line = max_line_bytes
@@ -77,6 +78,10 @@ class SSEDecoder:
         if sep and value.startswith(b" "):
             value = value[1:]
         if name == b"data":
+            # Many short data lines make one event: bound the event, not only the line.
+            self._data_bytes += len(value) + 1
+            if self._data_bytes > self._max_line:
+                raise SSEProtocolError(f"SSE event larger than {self._max_line} bytes")
             self._data.append(value)
         elif name == b"event":
             self._event = value
@@ -87,4 +92,5 @@ class SSEDecoder:
             event = self._event.decode("utf-8", errors="replace") or "message"
             events.append(SSEEvent(event, data))
         self._data = []
+        self._data_bytes = 0
         self._event = b""

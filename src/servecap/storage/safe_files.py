@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -57,3 +58,13 @@ def first_problem(exc: ValidationError) -> str:
     message = " ".join(str(problems[0]["msg"]).split())[:200]
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return f"{where}: {message}{more}"
+
+
+def restrict_tree(root: Path, file_mode: int = 0o644, dir_mode: int = 0o755) -> None:
+    """Make everything under `root` (written by servecap) readable but not world-writable,
+    whatever the process umask was."""
+    os.chmod(root, dir_mode)
+    for path in root.rglob("*"):
+        if path.is_symlink():
+            continue
+        os.chmod(path, dir_mode if path.is_dir() else file_mode)
