@@ -7,8 +7,8 @@ import pytest
 
 from servecap.api.run import run_benchmark_async
 from servecap.core.config import ClientOptions, RunConfig
-from servecap.storage.runs import load_run
 from servecap.storage.run_dir import SUMMARY_JSON
+from servecap.storage.runs import load_run
 from tests.servers.process import server_process
 from tests.servers.schedule_server import Schedule, ServerThread, make_app
 
@@ -23,7 +23,9 @@ def sweep(base_url, out_dir, levels, rounds=3, **kw):
     return asyncio.run(run_benchmark_async(config))
 
 
-@pytest.mark.parametrize(("tokens_per_chunk", "per_chunk_usage"), [(1, False), (4, False), (4, True)])
+@pytest.mark.parametrize(
+    ("tokens_per_chunk", "per_chunk_usage"), [(1, False), (4, False), (4, True)]
+)
 def test_measures_the_schedule(tmp_path, tokens_per_chunk, per_chunk_usage):
     interval = ITL_S * tokens_per_chunk
     args = ["--ttft-ms", str(TTFT_S * 1000), "--interval-ms", str(interval * 1000),

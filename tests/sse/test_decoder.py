@@ -1,7 +1,6 @@
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import pytest
 
 from servecap.core.errors import SSEProtocolError
 from servecap.sse.decoder import SSEDecoder, SSEEvent

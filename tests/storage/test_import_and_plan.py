@@ -44,7 +44,8 @@ def test_plan_json_shape_is_stable(seed_runs):
 def test_unknown_and_missing_columns_are_named(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("cfg,concurrency,ttft_mean_ms,bogus\nx,1,2,3\n")
-    with pytest.raises(DataFormatError, match=r"missing column\(s\): config.*unknown column\(s\): cfg, bogus"):
+    expected = r"missing column\(s\): config.*unknown column\(s\): cfg, bogus"
+    with pytest.raises(DataFormatError, match=expected):
         import_summary(bad, tmp_path / "out")
 
 
