@@ -24,6 +24,10 @@ ROUNDS = 3
 # transformers serve: a request-level `generation_config` (a JSON string); on the continuous
 # batching path a config without `eos_token_id` also disables EOS for the batch.
 LLAMA_EXTRA_BODY: dict[str, Any] = {"ignore_eos": True}
+# llama-server (this build) answers `Keep-Alive: timeout=5, max=100` but closes the connection
+# after each streamed response; a pooled connection reused before the FIN arrives fails with
+# "Can not write request body". `Connection: close` makes each request use a fresh one.
+LLAMA_HEADERS: tuple[str, ...] = ("Connection: close",)
 
 
 def transformers_extra_body(output_tokens: int = OUTPUT_TOKENS) -> dict[str, Any]:
@@ -42,7 +46,8 @@ def servecap(*args: str, timeout_s: float = 600.0) -> subprocess.CompletedProces
 def run_sweep(
     base_url: str, model: str, out: Path, name: str, *, levels: str = LEVELS,
     rounds: int = ROUNDS, output_tokens: int = OUTPUT_TOKENS,
-    extra_body: dict[str, Any] | None = None, timeout_s: float = 600.0,
+    extra_body: dict[str, Any] | None = None, headers: tuple[str, ...] = (),
+    timeout_s: float = 600.0,
 ) -> Path:
     """One `servecap run` sweep; returns the run directory (raises with stderr on failure)."""
     args = [
@@ -53,6 +58,8 @@ def run_sweep(
     ]
     if extra_body:
         args += ["--extra-body", json.dumps(extra_body)]
+    for header in headers:
+        args += ["--header", header]
     result = servecap(*args, timeout_s=timeout_s)
     if result.returncode != 0:
         raise AssertionError(f"servecap run exited {result.returncode}:\n{result.stderr[-4000:]}")

@@ -15,6 +15,7 @@ from tests.engines import checks
 from tests.engines.procs import SLOTS, Engine
 from tests.engines.sweep import (
     LLAMA_EXTRA_BODY,
+    LLAMA_HEADERS,
     crosscheck,
     measured,
     read_json,
@@ -33,8 +34,9 @@ ITL_TOLERANCE = 0.10
 def llama_run(llama_engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("llama-runs")
     return run_sweep(
-        llama_engine.base_url, "any-name-works", out, "llama-tiny",
+        llama_engine.base_url, llama_engine.model, out, "llama-tiny",
         levels=",".join(map(str, LEVELS)), rounds=ROUNDS, extra_body=LLAMA_EXTRA_BODY,
+        headers=LLAMA_HEADERS,
     )
 
 
