@@ -108,13 +108,16 @@ def fit(
     free: Sequence[str] | None = None,
     name: str | None = None,
     source: str = "",
-    max_evals: int = 160,
-    restarts: int = 2,
+    max_evals: int = 120,
+    restarts: int = 1,
+    seeds: int = 1,
 ) -> Profile:
     """A profile like ``base`` with its parameters fitted to ``levels`` (128/128 tokens)."""
     if not levels:
         raise CalibrationInputError("nothing to fit: no levels")
-    params, _ = fit_params(levels, base.params, free, max_evals=max_evals, restarts=restarts)
+    params, _ = fit_params(
+        levels, base.params, free, max_evals=max_evals, restarts=restarts, seeds=seeds
+    )
     fitted = base.model_copy(update={"params": params, "name": name or base.name})
     fitted = profile_from_dict(tomllib.loads(profile_to_toml(fitted)))  # rounded as written
     errs = fit_errors(
@@ -150,13 +153,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed-csv", required=True)
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--only", action="append", default=None, help="config name (repeatable)")
+    ap.add_argument("--evals", type=int, default=150, help="evaluations per search phase")
+    ap.add_argument("--seeds", type=int, default=2, help="seeded sweeps averaged per loss")
     args = ap.parse_args(argv)
     levels = read_levels(args.seed_csv)
     for config, base in seed_bases().items():
         if (args.only and config not in args.only) or config not in levels:
             continue
         t0 = time.monotonic()
-        profile = fit(levels[config], base, source=Path(args.seed_csv).name)
+        profile = fit(
+            levels[config],
+            base,
+            source=Path(args.seed_csv).name,
+            max_evals=args.evals,
+            seeds=args.seeds,
+        )
         write_profile(profile, Path(args.out_dir) / f"{config}.toml", SEED_COMMAND)
         print(
             f"{config}: mape {profile.calibration['mape']:.3f} "

@@ -2,7 +2,8 @@
 
 The objective is the mean squared relative error over the cells (level x metric) present in
 the target, plus a penalty on cells more than 30% off, evaluated with the pure closed-loop
-sweep. It is minimised by a bounded Nelder-Mead in the unit cube, restarted a few times.
+sweep. It is minimised by a bounded Nelder-Mead in the unit cube, then polished by a
+coordinate pattern search.
 """
 
 from __future__ import annotations
@@ -67,6 +68,35 @@ def nelder_mead(
     return pts[best], float(vals[best])
 
 
+def pattern_search(
+    f: Objective,
+    x0: np.ndarray,
+    fx: float,
+    step: float = 0.08,
+    min_step: float = 0.004,
+    max_evals: int = 120,
+) -> tuple[np.ndarray, float]:
+    """Coordinate pattern search in the unit cube: try +-step per coordinate, keep what
+    improves, halve the step after a pass without progress (robust to a rough objective)."""
+    x, best, evals = x0.copy(), fx, 0
+    while step >= min_step and evals < max_evals:
+        improved = False
+        for i in range(len(x)):
+            for sign in (1.0, -1.0):
+                cand = x.copy()
+                cand[i] = min(1.0, max(0.0, cand[i] + sign * step))
+                if cand[i] == x[i]:
+                    continue
+                val = f(cand)
+                evals += 1
+                if val < best:
+                    x, best, improved = cand, val, True
+                    break
+        if not improved:
+            step /= 2.0
+    return x, best
+
+
 def _to_unit(name: str, value: float) -> float:
     lo, hi = FIT_BOUNDS[name]
     return min(1.0, max(0.0, (value - lo) / (hi - lo)))
@@ -96,12 +126,16 @@ def fit_params(
     target: list[dict[str, float]],
     base: ModelParams,
     free: Sequence[str] | None = None,
-    rounds: int = 6,
-    max_evals: int = 160,
-    restarts: int = 2,
+    rounds: int = 5,
+    max_evals: int = 120,
+    restarts: int = 1,
     tokens: int = 128,
+    seeds: int = 1,
 ) -> tuple[ModelParams, float]:
-    """Fit ``free`` parameters of ``base`` to the target rows; returns (params, loss)."""
+    """Fit ``free`` parameters of ``base`` to the target rows; returns (params, loss).
+
+    The loss of a candidate is averaged over ``seeds`` seeded sweeps (smoother, and less
+    tuned to one random draw)."""
     names = list(free) if free is not None else default_free(base)
     unknown = [n for n in names if n not in FIT_BOUNDS]
     if unknown:
@@ -114,8 +148,12 @@ def fit_params(
         return ModelParams.model_validate({**fixed, **values})
 
     def f(u: np.ndarray) -> float:
-        pred = closed_loop_sweep(build(u), levels, rounds, tokens, tokens)
-        return loss(pred, target)
+        params = build(u)
+        runs = [
+            closed_loop_sweep(params, levels, rounds, tokens, tokens, seed=100 * i)
+            for i in range(max(1, seeds))
+        ]
+        return float(np.mean([loss(pred, target) for pred in runs]))
 
     x = np.array([_to_unit(n, float(getattr(base, n))) for n in names])
     best = f(x)
@@ -123,4 +161,5 @@ def fit_params(
         cand, val = nelder_mead(f, x, step=0.2 / (i + 1), max_evals=max_evals)
         if val < best:
             x, best = cand, val
+    x, best = pattern_search(f, x, best, max_evals=max_evals)
     return build(x), best

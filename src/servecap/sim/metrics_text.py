@@ -36,7 +36,13 @@ def render_metrics(loop: EngineLoop, model_name: str) -> str:
         ("vllm:spec_decode_num_draft_tokens", "Draft tokens proposed.", c.draft_tokens),
         ("vllm:spec_decode_num_accepted_tokens", "Draft tokens accepted.", c.accepted_tokens),
         ("vllm:request_success", "Requests finished.", loop.requests_done),
-        ("sim:engine_steps", "Engine steps (events) executed.", c.steps),
+        ("sim:engine_steps", "Engine steps executed.", c.steps),
+        (
+            "sim:step_lateness_seconds",
+            "Sum of engine-event lateness (real s).",
+            loop.lateness.total,
+        ),
+        ("sim:step_lateness_events", "Engine events timed.", loop.lateness.count),
     ]
     lines: list[str] = []
     for name, doc, value in gauges:

@@ -16,13 +16,16 @@ times a seeded jitter factor. Prompts are prefilled in chunks of at most
 that finishes its prompt and then 1 token a step (``1 + accepted`` drafts when speculative).
 Admission is FIFO, limited by ``max_num_seqs`` and a KV-cache budget that reserves
 ``prompt + max_tokens`` tokens per admitted request (reservation, no preemption); requests
-beyond it wait, which is where TTFT jumps. ``admit_ratio`` holds new requests until enough
-have gathered (``waiting >= admit_ratio * running``) so prefills batch together.
+beyond it wait, which is where TTFT jumps. While a batch runs, ``admit_ratio`` and
+``admit_interval_ms`` hold new requests until enough have gathered
+(``waiting >= admit_ratio * running``) and enough time has passed since the last admission,
+so prefills batch together (an idle engine admits at once).
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
@@ -114,25 +117,31 @@ class StepEngine:
         self.p = params
         self.counters = Counters()
         self._rng = np.random.default_rng(seed)
-        self._pending: deque[_Seq] = deque()
+        self._arrival_rng = np.random.default_rng([seed, 1])
+        self._pending: list[tuple[float, int, _Seq]] = []  # heap by ready time
         self._waiting: deque[_Seq] = deque()
         self._running: list[_Seq] = []
         self._kv_used = 0
         self._step: _Step | None = None
         self._clock = 0.0
+        self._last_admit = -math.inf
 
     def add(self, rid: int, prompt_tokens: int, max_tokens: int, now: float) -> None:
         """A request arrives at ``now``; the scheduler sees it ``frontend_ms`` later."""
-        ready = now + self.p.frontend_ms / 1000.0
-        self._pending.append(_Seq(rid, max(1, prompt_tokens), max(1, max_tokens), ready))
+        spread = self.p.frontend_jitter * (2.0 * float(self._arrival_rng.random()) - 1.0)
+        ready = now + self.p.frontend_ms * (1.0 + spread) / 1000.0
+        seq = _Seq(rid, max(1, prompt_tokens), max(1, max_tokens), ready)
+        heapq.heappush(self._pending, (ready, rid, seq))
         self._gauges()
 
     def cancel(self, rid: int) -> None:
         """Forget a request (client went away); frees its KV reservation."""
-        for queue in (self._pending, self._waiting):
-            for seq in list(queue):
-                if seq.rid == rid:
-                    queue.remove(seq)
+        if any(item[1] == rid for item in self._pending):
+            self._pending = [item for item in self._pending if item[1] != rid]
+            heapq.heapify(self._pending)
+        for seq in list(self._waiting):
+            if seq.rid == rid:
+                self._waiting.remove(seq)
         for seq in list(self._running):
             if seq.rid == rid:
                 seq.cancelled = True
@@ -147,7 +156,7 @@ class StepEngine:
         if self._running or self._waiting:
             return self._clock
         if self._pending:
-            first = min(seq.ready for seq in self._pending)
+            first = self._pending[0][0]
             return max(self._clock, first + self.p.idle_window_ms / 1000.0)
         return None
 
@@ -168,10 +177,14 @@ class StepEngine:
     # -- internals -------------------------------------------------------------------------
 
     def _admit(self, t: float) -> None:
-        while self._pending and self._pending[0].ready <= t:
-            self._waiting.append(self._pending.popleft())
-        if self._running and len(self._waiting) < self.p.admit_ratio * len(self._running):
-            return
+        while self._pending and self._pending[0][0] <= t:
+            self._waiting.append(heapq.heappop(self._pending)[2])
+        if self._running and self._waiting:
+            if len(self._waiting) < self.p.admit_ratio * len(self._running):
+                return
+            if t < self._last_admit + self.p.admit_interval_ms / 1000.0:
+                return
+        n_before = len(self._running)
         while self._waiting and len(self._running) < self.p.max_num_seqs:
             seq = self._waiting[0]
             if self._running and self._kv_used + seq.reserve > self.p.kv_budget_tokens:
@@ -179,6 +192,8 @@ class StepEngine:
             self._waiting.popleft()
             self._running.append(seq)
             self._kv_used += seq.reserve
+        if len(self._running) > n_before:
+            self._last_admit = t
 
     def _plan(self, t: float) -> None:
         self._admit(t)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 #: the names the calibrator may tune, with their (low, high) search bounds
 FIT_BOUNDS: dict[str, tuple[float, float]] = {
     "frontend_ms": (0.0, 800.0),
+    "frontend_jitter": (0.0, 1.0),
     "step_base_ms": (0.5, 40.0),
     "decode_ms_per_seq": (0.0, 10.0),
     "decode_exp": (0.3, 2.0),
@@ -18,6 +19,7 @@ FIT_BOUNDS: dict[str, tuple[float, float]] = {
     "prefill_ms_per_token": (0.0, 2.0),
     "prefill_step_ms": (0.0, 400.0),
     "admit_ratio": (0.0, 1.0),
+    "admit_interval_ms": (0.0, 1500.0),
     "acceptance": (0.05, 0.98),
     "draft_ms": (0.0, 10.0),
     "verify_ms_per_token": (0.0, 2.0),
@@ -32,6 +34,9 @@ class ModelParams(BaseModel):
 
     # fixed latency before the scheduler sees a request (HTTP, tokenisation, frontend)
     frontend_ms: float = Field(0.0, ge=0.0)
+    # per-request spread of that latency: uniform in frontend_ms * [1 - j, 1 + j] (seeded);
+    # it also keeps closed-loop streams from staying in lock-step
+    frontend_jitter: float = Field(0.0, ge=0.0, le=1.0)
     # when the engine is idle, wait this long after the first ready request before stepping
     idle_window_ms: float = Field(2.0, ge=0.0)
     # cost of one engine step
@@ -46,8 +51,10 @@ class ModelParams(BaseModel):
     # admission
     max_num_seqs: int = Field(256, ge=1)
     kv_budget_tokens: int = Field(1_000_000, ge=1)
-    # hold new requests until waiting >= admit_ratio * running (0 = admit at once)
+    # while a batch runs, hold new requests until waiting >= admit_ratio * running and at
+    # least admit_interval_ms has passed since the last admission (0, 0 = admit at once)
     admit_ratio: float = Field(0.0, ge=0.0, le=4.0)
+    admit_interval_ms: float = Field(0.0, ge=0.0)
     # speculative decoding (num_spec_tokens = 0 disables it)
     num_spec_tokens: int = Field(0, ge=0, le=32)
     acceptance: float = Field(0.0, ge=0.0, le=1.0)

@@ -76,6 +76,8 @@ _SPEC_VLLM = {
 _SPEC_SGLANG = {"method": "DSPARK", "draft_model": "RadixArk/Kimi-K3-DSpark", "block_size": "7"}
 
 _COMMON = {
+    "idle_window_ms": 3.0,
+    "frontend_jitter": 0.3,
     "step_base_ms": 8.0,
     "decode_ms_per_seq": 0.5,
     "decode_exp": 0.8,
@@ -131,14 +133,16 @@ def seed_bases() -> dict[str, Profile]:
             "vllm-direct",
             what.format("vLLM, no speculation"),
             vd,
-            frontend_ms=60.0,
+            frontend_ms=40.0,
+            admit_interval_ms=100.0,
             prefill_budget_tokens=512,
         ),
         "vllm-spec": _base(
             "vllm-spec",
             what.format("vLLM + DSpark speculation"),
             vs,
-            frontend_ms=60.0,
+            frontend_ms=40.0,
+            admit_interval_ms=150.0,
             prefill_budget_tokens=512,
             **_SPEC,
         ),
@@ -147,15 +151,17 @@ def seed_bases() -> dict[str, Profile]:
             what.format("SGLang, no speculation"),
             sd,
             frontend_ms=390.0,
+            admit_interval_ms=700.0,
             admit_ratio=0.3,
         ),
         "sglang-spec": _base(
             "sglang-spec",
             what.format("SGLang + DSpark speculation"),
             ss,
-            frontend_ms=400.0,
+            frontend_ms=420.0,
+            admit_interval_ms=200.0,
             kv_budget_tokens=10240,
             spec_off_when_waiting=True,
-            **{**_SPEC, "acceptance": 0.5, "verify_ms_per_token": 0.1},
+            **{**_SPEC, "acceptance": 0.5, "verify_ms_per_token": 0.25},
         ),
     }

@@ -1,0 +1,128 @@
+"""Calibration: the optimiser, a fit that recovers known parameters, and the input readers."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from servecap.sim.calibrate import CalibrationInputError, fit, read_levels, write_profile
+from servecap.sim.fitting import fit_params, nelder_mead, pattern_search
+from servecap.sim.params import ModelParams
+from servecap.sim.profiles import Profile, load_profile_file
+from servecap.sim.sweep import closed_loop_sweep, fit_errors
+
+
+def test_nelder_mead_finds_a_bowl_minimum() -> None:
+    target = np.array([0.3, 0.7, 0.55])
+
+    def f(x: np.ndarray) -> float:
+        return float(np.sum((x - target) ** 2))
+
+    x, val = nelder_mead(f, np.array([0.9, 0.1, 0.2]), max_evals=400)
+    assert val < 1e-5 and np.allclose(x, target, atol=0.01)
+    y, val2 = pattern_search(f, np.array([0.5, 0.5, 0.5]), f(np.array([0.5, 0.5, 0.5])), 0.1,
+                             0.001, 500)  # fmt: skip
+    assert val2 < 1e-4 and np.allclose(y, target, atol=0.02)
+
+
+def test_nelder_mead_stays_in_the_unit_cube() -> None:
+    x, _ = nelder_mead(lambda v: float(-np.sum(v)), np.array([0.5, 0.5]), max_evals=100)
+    assert np.all((x >= 0) & (x <= 1)) and np.allclose(x, 1.0, atol=0.05)
+
+
+def test_fit_recovers_known_parameters() -> None:
+    truth = ModelParams(step_base_ms=12.0, decode_ms_per_seq=0.8, prefill_ms_per_token=0.1)
+    target = closed_loop_sweep(truth, [1, 8, 32], rounds=3)
+    start = truth.model_copy(update={"step_base_ms": 5.0, "decode_ms_per_seq": 2.5})
+    got, loss = fit_params(target, start, ["step_base_ms", "decode_ms_per_seq"], rounds=3,
+                           max_evals=60)  # fmt: skip
+    assert loss < 1e-3
+    assert got.step_base_ms == pytest.approx(12.0, rel=0.05)
+    assert got.decode_ms_per_seq == pytest.approx(0.8, rel=0.1)
+
+
+def test_fit_rejects_unknown_parameter_names() -> None:
+    with pytest.raises(ValueError, match="cannot fit"):
+        fit_params([{"concurrency": 1, "ttft_mean_ms": 10}], ModelParams(), ["nope"])
+
+
+def test_fit_returns_a_profile_with_its_errors(tmp_path: Path) -> None:
+    truth = ModelParams(step_base_ms=9.0, frontend_ms=30.0)
+    rows = closed_loop_sweep(truth, [1, 4], rounds=3)
+    rows = [{k: r[k] for k in ("concurrency", "ttft_mean_ms", "itl_mean_ms")} for r in rows]
+    base = Profile(name="mine", params=ModelParams(step_base_ms=4.0, frontend_ms=30.0))
+    prof = fit(rows, base, free=["step_base_ms"], name="fitted", source="x.json", max_evals=30)
+    assert prof.name == "fitted" and prof.calibration["source"] == "x.json"
+    assert float(prof.calibration["mape"]) < 0.05
+    out = tmp_path / "p.toml"
+    write_profile(prof, out, "servecap sim calibrate x.json --out p.toml")
+    text = out.read_text()
+    assert text.startswith("# servecap simulator profile: fitted")
+    assert "servecap sim calibrate x.json" in text
+    assert load_profile_file(out) == prof
+    assert tomllib.loads(text)["params"]["step_base_ms"] == pytest.approx(9.0, rel=0.05)
+
+
+def test_fit_errors_counts_cells() -> None:
+    pred = [{"concurrency": 1, "ttft_mean_ms": 110.0, "itl_mean_ms": 10.0, "tps_mean": 1.0,
+             "latency_mean_s": 1.0}]  # fmt: skip
+    errs = fit_errors(pred, [{"concurrency": 1, "ttft_mean_ms": 100.0, "itl_mean_ms": 10.0}])
+    assert errs["c=1 ttft_mean_ms"] == pytest.approx(0.1)
+    assert errs["mape"] == pytest.approx(0.05) and errs["max"] == pytest.approx(0.1)
+
+
+CSV = """config,concurrency,ttft_mean_ms,ttft_p90_ms,itl_mean_ms,tps_mean,latency_mean_s,rps
+a,1,66.5,70.5,9.46,100.84,1.27,0.79
+a,2,105.5,154.9,11.16,83.98,1.52,0.66
+b,1,399.5,397.2,8.94,83.40,1.54,0.65
+"""
+
+
+def test_read_csv_groups_by_config(tmp_path: Path) -> None:
+    path = tmp_path / "appendix.csv"
+    path.write_text(CSV)
+    levels = read_levels(path)
+    assert sorted(levels) == ["a", "b"]
+    assert levels["a"][1] == {"concurrency": 2.0, "ttft_mean_ms": 105.5, "itl_mean_ms": 11.16,
+                              "tps_mean": 83.98, "latency_mean_s": 1.52}  # fmt: skip
+
+
+def test_read_summary_json_and_run_dir(tmp_path: Path) -> None:
+    run = tmp_path / "run-1"
+    run.mkdir()
+    rows = [{"concurrency": 1, "ttft_mean_ms": 50.0, "itl_mean_ms": None, "n_ok": 10,
+             "failures": {}}, {"concurrency": 4, "tps_mean": 80.0}]  # fmt: skip
+    (run / "summary.json").write_text(json.dumps(rows))
+    by_dir = read_levels(run)
+    assert by_dir == read_levels(run / "summary.json")
+    assert by_dir["run-1"] == [{"concurrency": 1.0, "ttft_mean_ms": 50.0},
+                               {"concurrency": 4.0, "tps_mean": 80.0}]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "needle"),
+    [
+        ("s.json", "{nope", "not valid JSON"),
+        ("s.json", '{"a": 1}', "JSON list"),
+        ("s.json", '[{"concurrency": 0, "tps_mean": 1}]', "concurrency >= 1"),
+        ("s.json", '[{"concurrency": 2}]', "has none of the columns"),
+        ("s.json", "[]", "no level rows"),
+        ("t.csv", "config,concurrency,ttft_mean_ms\na,x,1\n", "not a number"),
+    ],
+)
+def test_bad_inputs_raise(tmp_path: Path, name: str, content: str, needle: str) -> None:
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(CalibrationInputError, match=needle):
+        read_levels(path)
+
+
+def test_missing_inputs_raise(tmp_path: Path) -> None:
+    with pytest.raises(CalibrationInputError, match="no such file"):
+        read_levels(tmp_path / "nope.json")
+    with pytest.raises(CalibrationInputError, match=r"without summary\.json"):
+        read_levels(tmp_path)
