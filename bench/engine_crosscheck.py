@@ -5,8 +5,8 @@ scripts/build_llama_server.sh) with 8 slots on the tiny test model, runs one `se
 sweep over levels 1..8, and compares per level:
 
 - ITL: servecap's mean per-request ITL (client clock, first to last token chunk / (N - 1))
-  against llama-server's `timings.predicted_per_token_ms` (server clock, predicted_ms / N)
-  and the same server time over N - 1;
+  against llama-server's `timings.predicted_per_token_ms` (server clock; it equals
+  predicted_ms / (predicted_n - 1), so both are per gap);
 - TTFT: servecap's mean TTFT against the server's `prompt_ms` (prefill only: the difference
   is HTTP, queueing for a slot and the first decode step).
 
@@ -55,15 +55,13 @@ def main() -> None:
     print(f"llama-server {binary}, -np {procs.SLOTS} -t {args.threads}; "
           f"{args.rounds} rounds x c, {sweep.INPUT_TOKENS} in / {args.output_tokens} out tokens;"
           f" sweep {elapsed:.0f} s")
-    print("| c | n | servecap ITL ms | server ms/token (/N) | server (/N-1) | ratio /N |"
-          " ratio /N-1 | servecap TTFT ms | server prompt ms |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| c | ok | failed | servecap ITL ms | llama-server ms/token | ratio |"
+          " servecap TTFT ms | server prompt ms |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r.concurrency} | {r.n} | {r.servecap_itl_ms:.3f} | {r.engine_itl_ms:.3f} | "
-              f"{r.engine_itl_n1_ms:.3f} | {r.ratio:.3f} | "
-              f"{r.servecap_itl_ms / r.engine_itl_n1_ms:.3f} | {r.servecap_ttft_ms:.2f} | "
+        print(f"| {r.concurrency} | {r.n} | {r.n_failed} | {r.servecap_itl_ms:.3f} | "
+              f"{r.engine_itl_ms:.3f} | {r.ratio:.3f} | {r.servecap_ttft_ms:.2f} | "
               f"{r.engine_prompt_ms:.2f} |")
-
 
 if __name__ == "__main__":
     main()

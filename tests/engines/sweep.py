@@ -85,9 +85,9 @@ class Crosscheck:
 
     concurrency: int
     n: int
+    n_failed: int
     servecap_itl_ms: float
     engine_itl_ms: float
-    engine_itl_n1_ms: float
     servecap_ttft_ms: float
     engine_prompt_ms: float
 
@@ -99,29 +99,30 @@ class Crosscheck:
 def crosscheck(records: list[RequestRecord]) -> list[Crosscheck]:
     """Per level: mean ITL (servecap) vs mean `predicted_per_token_ms` (llama-server).
 
-    llama-server times generation from the end of prompt processing to the last token and
-    divides by all N tokens (`predicted_per_token_ms`); servecap divides the first-to-last
-    chunk time by N - 1. `engine_itl_n1_ms` rescales the engine's figure to N - 1 as well.
+    Both are per gap: llama-server's figure is `predicted_ms / (predicted_n - 1)` (measured:
+    predicted_ms spans first to last generated token), servecap's is first to last token
+    chunk over N - 1 (one token a chunk here). Clocks differ: the server's is its own decode
+    loop, servecap's is chunk arrival at the client.
     """
     rows = []
     for level in sorted({r.concurrency for r in records}):
-        ours, theirs, theirs_n1, ttft, prompt = [], [], [], [], []
-        for record in records:
+        at_level = [r for r in records if r.concurrency == level]
+        ours, theirs, ttft, prompt = [], [], [], []
+        for record in at_level:
             metrics = request_metrics(record)
             timings = record.server_timings or {}
-            if record.concurrency != level or metrics is None or metrics.itl_ns is None:
+            if metrics is None or metrics.itl_ns is None:
                 continue
             if "predicted_per_token_ms" not in timings:
                 continue
-            n = timings.get("predicted_n", 0.0)
             ours.append(metrics.itl_ns / 1e6)
             theirs.append(timings["predicted_per_token_ms"])
-            theirs_n1.append(timings.get("predicted_ms", 0.0) / (n - 1) if n > 1 else 0.0)
             ttft.append(metrics.ttft_ns / 1e6)
             prompt.append(timings.get("prompt_ms", 0.0))
         if ours:
-            rows.append(Crosscheck(level, len(ours), _mean(ours), _mean(theirs),
-                                   _mean(theirs_n1), _mean(ttft), _mean(prompt)))
+            failed = sum(not r.ok for r in at_level)
+            rows.append(Crosscheck(level, len(ours), failed, _mean(ours), _mean(theirs),
+                                   _mean(ttft), _mean(prompt)))
     return rows
 
 
