@@ -79,3 +79,21 @@ def test_plan_and_report_work_on_the_run(llama_run: Path, tmp_path: Path) -> Non
     report = servecap("report", str(llama_run), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr
     assert any((tmp_path / "report").iterdir())
+
+
+@pytest.mark.xfail(strict=False, reason="client reuses a pooled connection llama-server closed")
+def test_keep_alive_reuse_without_connection_close(
+    llama_engine: Engine, tmp_path: Path
+) -> None:
+    """Known issue: llama-server says `Keep-Alive` yet closes after each stream.
+
+    servecap's pool hands the closed connection to the next request, which then fails with
+    connect_error ("Can not write request body") when the FIN has not arrived yet. The
+    recipe sends `Connection: close`; this test turns green once the client copes alone.
+    """
+    run_dir = run_sweep(
+        llama_engine.base_url, llama_engine.model, tmp_path, "keepalive", levels="1,4",
+        rounds=4, extra_body=LLAMA_EXTRA_BODY,
+    )
+    failed = [(r.reason, r.detail) for r in measured(run_dir) if not r.ok]
+    assert not failed, failed[:3]
