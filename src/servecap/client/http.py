@@ -29,6 +29,8 @@ from servecap.sse.decoder import SSEDecoder
 from servecap.workload.prompts import Prompt
 
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+MAX_RECONNECTS = 2
+STALE_CONNECTION_ERRORS = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
 
 
 def ssl_context(options: ClientOptions) -> ssl.SSLContext | bool:
@@ -102,7 +104,7 @@ class StreamingClient:
         try:
             async with asyncio.timeout(self._options.timeout_s) as deadline:
                 try:
-                    await self._exchange(payload, reader)
+                    await self._exchange_with_reconnect(payload, reader)
                 except TimeoutError:
                     if deadline.expired():
                         raise
@@ -119,6 +121,25 @@ class StreamingClient:
         finally:
             record.ended_at = now_ns()
             reader.finish(len(prompt.text))
+
+    async def _exchange_with_reconnect(self, payload: bytes, reader: ChunkReader) -> None:
+        """Send, on a new connection if the pooled one turns out to be closed already.
+
+        Some servers (llama-server) advertise keep-alive yet close after each stream; the
+        next request on that pooled connection fails before any response byte, so it never
+        reached the server. It is sent again (at most twice), counted in `reconnects` and
+        timed from the attempt that went through: not a silent retry of a server fault.
+        """
+        record = reader.record
+        for attempt in range(MAX_RECONNECTS + 1):
+            try:
+                await self._exchange(payload, reader)
+                return
+            except STALE_CONNECTION_ERRORS as exc:
+                fresh_failure = isinstance(exc, aiohttp.ClientConnectorError)
+                if fresh_failure or record.first_byte_at is not None or attempt == MAX_RECONNECTS:
+                    raise
+                record.reconnects += 1
 
     async def _exchange(self, payload: bytes, reader: ChunkReader) -> None:
         record = reader.record

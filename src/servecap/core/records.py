@@ -66,6 +66,7 @@ class RequestRecord:
     output_chars: int = 0
     finish_reason: str | None = None
     warmup: bool = False
+    reconnects: int = 0
     # The engine's own timing of this request where it sends one (llama-server's `timings`:
     # prompt_ms, predicted_ms, predicted_per_token_ms, ...); numbers only, kept for cross-checks.
     server_timings: dict[str, float] | None = None
