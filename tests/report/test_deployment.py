@@ -21,10 +21,13 @@ def test_flatten_parses_flags_and_nesting() -> None:
 
 def test_only_differing_keys_in_the_diff() -> None:
     a = _meta("a", {"engine": "vllm", "flags": ["--tp", "8", "--mem", "0.95"],
-                    "launch_command": "vllm serve m --tp 8"}, {"model": "m"})
-    b = _meta("b", {"engine": "sglang", "flags": ["--tp", "8"]}, {"model": "m"})
+                    "launch_command": "vllm serve m --tp 8"},
+              {"models": ["m"], "props": {"noise": 1}})
+    b = _meta("b", {"engine": "sglang", "flags": ["--tp", "8"]},
+              {"models": ["m"], "props": {"noise": 2}})
     table = deployment_table([a, b])
     assert table.differing == ["engine", "flags.--mem"]
-    assert "flags.--tp" in table.keys and "server.model" in table.keys
+    assert "flags.--tp" in table.keys and "server.models" in table.keys
+    assert not any(key.startswith("server.props") for key in table.keys)  # raw probe bodies
     assert table.commands == {"a": "vllm serve m --tp 8"}
     assert table.values["b"].get("flags.--mem") is None

@@ -9,6 +9,7 @@ from servecap.report.model import DeploymentTable, RunMeta
 
 COMMAND_KEYS = ("launch_command", "command", "cmd", "docker_command")
 MISSING = "-"
+SERVER_KEYS = ("engine", "models", "header_server")
 
 
 def flatten(data: Any, prefix: str = "") -> dict[str, str]:
@@ -60,7 +61,10 @@ def deployment_table(runs: list[RunMeta]) -> DeploymentTable:
     commands: dict[str, str] = {}
     for run in runs:
         deployment = {k: v for k, v in run.deployment.items() if k not in COMMAND_KEYS}
-        flat = flatten({"deployment": deployment, "server": run.server})
+        # Raw probe bodies (/props, /version, ...) are kept in run.json, not tabled: the
+        # detected engine summary says what differs without dozens of incidental rows.
+        server = {k: run.server[k] for k in SERVER_KEYS if k in run.server}
+        flat = flatten({"deployment": deployment, "server": server})
         values[run.name] = {k.removeprefix("deployment."): v for k, v in flat.items()}
         command = _command(run.deployment)
         if command:
