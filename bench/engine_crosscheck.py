@@ -46,7 +46,6 @@ def main() -> None:
                 engine.base_url, "tiny", Path(tmp) / "runs", "crosscheck",
                 levels="1,2,3,4,5,6,7,8", rounds=args.rounds,
                 output_tokens=args.output_tokens, extra_body=sweep.LLAMA_EXTRA_BODY,
-                headers=sweep.LLAMA_HEADERS,
             )
             elapsed = time.monotonic() - started
         finally:

@@ -24,10 +24,6 @@ ROUNDS = 3
 # transformers serve: a request-level `generation_config` (a JSON string); on the continuous
 # batching path a config without `eos_token_id` also disables EOS for the batch.
 LLAMA_EXTRA_BODY: dict[str, Any] = {"ignore_eos": True}
-# llama-server (this build) answers `Keep-Alive: timeout=5, max=100` but closes the connection
-# after each streamed response; a pooled connection reused before the FIN arrives fails with
-# "Can not write request body". `Connection: close` makes each request use a fresh one.
-LLAMA_HEADERS: tuple[str, ...] = ("Connection: close",)
 
 
 def transformers_extra_body(output_tokens: int = OUTPUT_TOKENS) -> dict[str, Any]:

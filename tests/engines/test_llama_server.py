@@ -15,7 +15,6 @@ from tests.engines import checks
 from tests.engines.procs import SLOTS, Engine
 from tests.engines.sweep import (
     LLAMA_EXTRA_BODY,
-    LLAMA_HEADERS,
     crosscheck,
     measured,
     read_json,
@@ -36,7 +35,6 @@ def llama_run(llama_engine: Engine, tmp_path_factory: pytest.TempPathFactory) ->
     return run_sweep(
         llama_engine.base_url, llama_engine.model, out, "llama-tiny",
         levels=",".join(map(str, LEVELS)), rounds=ROUNDS, extra_body=LLAMA_EXTRA_BODY,
-        headers=LLAMA_HEADERS,
     )
 
 
