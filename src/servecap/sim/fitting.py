@@ -110,7 +110,10 @@ def _from_unit(name: str, u: float) -> float:
 def default_free(base: ModelParams) -> list[str]:
     """The parameters fitted by default: the spec ones only for a speculative base."""
     spec = {"acceptance", "draft_ms", "verify_ms_per_token", "verify_exp"}
-    return [k for k in FIT_BOUNDS if base.speculative or k not in spec]
+    free = [k for k in FIT_BOUNDS if base.speculative or k not in spec]
+    if not (base.speculative and base.spec_graph_max_batch):
+        free.remove("spec_eager_factor")
+    return free
 
 
 def loss(pred: list[dict[str, float]], target: list[dict[str, float]]) -> float:

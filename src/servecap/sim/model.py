@@ -10,6 +10,7 @@ One step serves the running batch. Its duration is::
               + ctx_ms_per_ktoken * context_tokens_held / 1000
               + prefill_ms_per_token * prompt_tokens_this_step (+ prefill_step_ms if any)
               + [speculative] draft_ms + verify_ms_per_token * (n_decoding * (k + 1)) ** verify_exp
+                (decode, draft and verify times spec_eager_factor above spec_graph_max_batch)
 
 times a seeded jitter factor. Prompts are prefilled in chunks of at most
 ``prefill_budget_tokens`` per step; a sequence emits its first token at the end of the step
@@ -243,14 +244,16 @@ class StepEngine:
 
     def _duration(self, n_decoding: int, prefill_tokens: int) -> float:
         p = self.p
-        ms = p.step_base_ms + p.decode_ms_per_seq * n_decoding**p.decode_exp
-        ctx = sum(s.prompt - s.prefill_left + s.generated for s in self._running)
-        ms += p.ctx_ms_per_ktoken * ctx / 1000.0
-        if prefill_tokens:
-            ms += p.prefill_ms_per_token * prefill_tokens + p.prefill_step_ms
+        decode = p.decode_ms_per_seq * n_decoding**p.decode_exp
         if n_decoding and self._spec_on():
             k = p.num_spec_tokens
-            ms += p.draft_ms + p.verify_ms_per_token * (n_decoding * (k + 1)) ** p.verify_exp
+            decode += p.draft_ms + p.verify_ms_per_token * (n_decoding * (k + 1)) ** p.verify_exp
+            if 0 < p.spec_graph_max_batch < n_decoding:
+                decode *= p.spec_eager_factor
+        ctx = sum(s.prompt - s.prefill_left + s.generated for s in self._running)
+        ms = p.step_base_ms + decode + p.ctx_ms_per_ktoken * ctx / 1000.0
+        if prefill_tokens:
+            ms += p.prefill_ms_per_token * prefill_tokens + p.prefill_step_ms
         if p.jitter > 0.0:
             ms *= max(0.05, 1.0 + p.jitter * float(self._rng.standard_normal()))
         return ms

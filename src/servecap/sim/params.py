@@ -24,6 +24,7 @@ FIT_BOUNDS: dict[str, tuple[float, float]] = {
     "draft_ms": (0.0, 10.0),
     "verify_ms_per_token": (0.0, 2.0),
     "verify_exp": (0.5, 2.5),
+    "spec_eager_factor": (1.0, 4.0),
 }
 
 
@@ -61,6 +62,10 @@ class ModelParams(BaseModel):
     draft_ms: float = Field(0.0, ge=0.0)
     verify_ms_per_token: float = Field(0.0, ge=0.0)
     verify_exp: float = Field(1.0, gt=0.0, le=4.0)
+    # speculative steps with more than spec_graph_max_batch decoding sequences run without
+    # captured graphs: their decode + draft + verify cost is multiplied by spec_eager_factor
+    spec_graph_max_batch: int = Field(0, ge=0)  # 0 = no limit
+    spec_eager_factor: float = Field(1.0, ge=1.0, le=10.0)
     # turn speculation off for a step while requests wait for KV space (memory pressure)
     spec_off_when_waiting: bool = False
     # seeded multiplicative jitter on step times (standard deviation as a fraction)

@@ -93,6 +93,38 @@ _SPEC = {
     "verify_exp": 1.2,
 }
 
+# starting points taken from earlier calibrator runs (the fit moves on from here)
+_VLLM_SPEC_START = {
+    "frontend_ms": 42.0,
+    "admit_interval_ms": 150.0,
+    "admit_ratio": 0.15,
+    "step_base_ms": 9.2,
+    "decode_ms_per_seq": 1.6,
+    "decode_exp": 0.82,
+    "prefill_ms_per_token": 0.155,
+    "prefill_step_ms": 22.0,
+    "acceptance": 0.61,
+    "draft_ms": 1.9,
+    "verify_ms_per_token": 0.087,
+    "verify_exp": 1.18,
+}
+_SGLANG_SPEC_START = {
+    "frontend_ms": 416.0,
+    "frontend_jitter": 0.2,
+    "admit_interval_ms": 280.0,
+    "admit_ratio": 0.16,
+    "step_base_ms": 7.1,
+    "decode_ms_per_seq": 1.2,
+    "decode_exp": 0.89,
+    "prefill_ms_per_token": 0.12,
+    "prefill_step_ms": 35.0,
+    "acceptance": 0.56,
+    "draft_ms": 0.13,
+    "verify_ms_per_token": 0.2,
+    "verify_exp": 1.14,
+    "spec_eager_factor": 2.0,
+}
+
 
 def _base(name: str, desc: str, deployment: Deployment, **params: float | int | bool) -> Profile:
     merged = {**_COMMON, **params}
@@ -141,10 +173,8 @@ def seed_bases() -> dict[str, Profile]:
             "vllm-spec",
             what.format("vLLM + DSpark speculation"),
             vs,
-            frontend_ms=40.0,
-            admit_interval_ms=150.0,
             prefill_budget_tokens=512,
-            **_SPEC,
+            **{**_SPEC, **_VLLM_SPEC_START},
         ),
         "sglang-direct": _base(
             "sglang-direct",
@@ -158,10 +188,9 @@ def seed_bases() -> dict[str, Profile]:
             "sglang-spec",
             what.format("SGLang + DSpark speculation"),
             ss,
-            frontend_ms=420.0,
-            admit_interval_ms=200.0,
             kv_budget_tokens=10240,
             spec_off_when_waiting=True,
-            **{**_SPEC, "acceptance": 0.5, "verify_ms_per_token": 0.25},
+            spec_graph_max_batch=8,
+            **{**_SPEC, **_SGLANG_SPEC_START},
         ),
     }

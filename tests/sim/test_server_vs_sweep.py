@@ -1,0 +1,71 @@
+"""The HTTP server and the pure sweep are driven by the same model: a closed loop over real
+HTTP (time-scaled) gives the sweep's means, and the time scale keeps the schedule exact."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import aiohttp
+import numpy as np
+import pytest
+
+from servecap.sim.profiles import load_profile
+from servecap.sim.runner import start_server_process
+from servecap.sim.sweep import closed_loop_level
+
+PROMPT = "w" * 512  # 128 prompt tokens by the ceil(chars / 4) rule
+
+
+async def closed_loop(base: str, c: int, rounds: int, tokens: int) -> list[tuple[float, ...]]:
+    """(ttft, itl, latency) per request in real seconds, c streams x rounds."""
+    rows: list[tuple[float, ...]] = []
+    body = {"prompt": PROMPT, "max_tokens": tokens, "stream": True}
+
+    async def one(session: aiohttp.ClientSession) -> None:
+        for _ in range(rounds):
+            stamps: list[float] = []
+            t0 = time.perf_counter()
+            async with session.post(f"{base}/completions", json=body) as resp:
+                async for line in resp.content:
+                    if line.startswith(b'data: {"id"'):
+                        stamps.append(time.perf_counter())
+            rows.append((stamps[0] - t0, (stamps[-1] - stamps[0]) / (len(stamps) - 1),
+                         stamps[-1] - t0))  # fmt: skip
+
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        await asyncio.gather(*[one(session) for _ in range(c)])
+    return rows
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("profile", "c"), [("vllm-direct", 8), ("vllm-spec", 4)])
+def test_http_closed_loop_matches_the_sweep(profile: str, c: int) -> None:
+    scale = 4.0
+    prof = load_profile(profile)
+    want = np.mean(
+        [
+            [
+                row["ttft_mean_ms"] / 1000,
+                row["itl_mean_ms"] / 1000,
+                row["latency_mean_s"],
+            ]
+            for row in (closed_loop_level(prof.params, c, 6, seed=s) for s in range(3))
+        ],
+        axis=0,
+    )
+    with start_server_process(profile, time_scale=scale) as server:
+        asyncio.run(closed_loop(server.base_url, 1, 1, 8))  # warm-up
+        got = np.mean(asyncio.run(closed_loop(server.base_url, c, 6, 128)), axis=0) * scale
+    assert got[2] == pytest.approx(want[2], rel=0.12), (got, want)
+    assert got[1] == pytest.approx(want[1], rel=0.15), (got, want)
+    assert got[0] == pytest.approx(want[0], rel=0.30, abs=0.03), (got, want)
+
+
+def test_time_scale_keeps_an_exact_schedule() -> None:
+    with start_server_process("deterministic", time_scale=5.0) as server:
+        asyncio.run(closed_loop(server.base_url, 1, 1, 4))  # warm-up
+        rows = asyncio.run(closed_loop(server.base_url, 2, 3, 30))
+    ttft, itl, _ = np.median(rows, axis=0)
+    assert ttft == pytest.approx(0.010, abs=0.003)  # 50 ms / 5, plus ~1 ms of HTTP
+    assert itl == pytest.approx(0.002, abs=0.0003)  # 10 ms / 5
