@@ -66,7 +66,7 @@ async def _stream(state: SimState, req: SimRequest, rid: int, queue: Any) -> Asy
         while not finished:
             em = await queue.get()
             finished = em.done
-            yield sse(maker.tokens(sent, em.tokens, em.done))
+            yield maker.token_sse(sent, em.tokens, em.done)
             sent += em.tokens
         if req.include_usage:
             yield sse(maker.usage_chunk(sent))
