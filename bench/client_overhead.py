@@ -6,6 +6,10 @@ pinned to the other, so the client's CPU is its own.
   python bench/client_overhead.py            # servecap's client (aiohttp)
   python bench/client_overhead.py --compare  # also httpx and a minimal raw-asyncio client
 
+Part 2 also splits servecap's TTFT error: the schedule server reports (CLOCK_MONOTONIC, shared
+by processes here) when its handler started and when it wrote the first chunk, so the error
+divides into "before the server's handler ran" and "server write to client stamp".
+
 Part 1: a zero-delay server streams 128 one-token chunks; client CPU ms per request and
 requests/s at c=64 and c=256. Part 2: a 200 ms TTFT / 10 ms ITL schedule; mean TTFT and ITL
 error at c=1, 64, 256.
@@ -159,7 +163,8 @@ async def raw_client(base_url: str, concurrency: int, per_stream: int) -> list[R
     return records
 
 
-CLIENTS = {"servecap(aiohttp)": servecap_client, "httpx": httpx_client, "raw-asyncio": raw_client}
+CLIENT = "servecap(aiohttp)"
+CLIENTS = {CLIENT: servecap_client, "httpx": httpx_client, "raw-asyncio": raw_client}
 
 
 def measure(name: str, base_url: str, concurrency: int, per_stream: int) -> dict[str, float]:
@@ -172,7 +177,19 @@ def measure(name: str, base_url: str, concurrency: int, per_stream: int) -> dict
         record.status = "ok"
         record.token_source = "usage"
     summary = summarise_level(concurrency, records)
+    delivery = [
+        (r.first_token_at - r.server_timings["first_write_ns"]) / 1e6
+        for r in records
+        if r.server_timings and r.first_token_at and r.server_timings.get("first_write_ns")
+    ]
+    to_handler = [
+        (r.server_timings["handler_start_ns"] - r.sent_at) / 1e6
+        for r in records
+        if r.server_timings and r.sent_at and r.server_timings.get("handler_start_ns")
+    ]
     return {
+        "delivery_ms": sum(delivery) / len(delivery) if delivery else float("nan"),
+        "to_handler_ms": sum(to_handler) / len(to_handler) if to_handler else float("nan"),
         "cpu_ms_per_req": 1000 * cpu / len(records),
         "cpu_pct": 100 * cpu / wall,
         "rps": len(records) / wall,
@@ -207,6 +224,10 @@ def main() -> None:
                 print(f"  {name:18s} c={c:<4d} TTFT error {m['ttft_mean_ms'] - 200:+.2f} ms"
                       f"  ITL error {m['itl_mean_ms'] - 10:+.3f} ms"
                       f"  client CPU {m['cpu_pct']:.0f}% of its core")
+                if name == CLIENT:
+                    print(f"      of the TTFT error: send->server handler "
+                          f"{m['to_handler_ms']:.2f} ms, server write->client stamp "
+                          f"{m['delivery_ms']:.2f} ms")
     finally:
         server.kill()
 

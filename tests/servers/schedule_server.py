@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,8 @@ def make_app(schedule: Schedule) -> web.Application:
     async def completions(request: web.Request) -> web.StreamResponse:
         loop = asyncio.get_running_loop()
         t0 = loop.time()
+        handler_start_ns = time.perf_counter_ns()
+        first_write_ns = 0
         body = await request.json()
         chat = request.path.endswith("/chat/completions")
         n_tokens = int(body.get("max_tokens", 16))
@@ -72,10 +75,14 @@ def make_app(schedule: Schedule) -> web.Application:
                 usage = {"prompt_tokens": schedule.prompt_tokens, "completion_tokens": sent}
             finish = "length" if sent == n_tokens else None
             chunk = _chunk(schedule.model, " tok" * k, finish, usage, chat)
+            first_write_ns = first_write_ns or time.perf_counter_ns()
             await response.write(chunk)
         usage = {"prompt_tokens": schedule.prompt_tokens, "completion_tokens": sent,
                  "total_tokens": schedule.prompt_tokens + sent}
-        final = {"id": "cmpl-test", "choices": [], "usage": usage}
+        # perf_counter is CLOCK_MONOTONIC, shared by processes on one machine: the client can
+        # tell its own delay from the server's (bench/client_overhead.py does).
+        timings = {"handler_start_ns": handler_start_ns, "first_write_ns": first_write_ns}
+        final = {"id": "cmpl-test", "choices": [], "usage": usage, "timings": timings}
         await response.write(b"data: " + json.dumps(final).encode() + b"\n\ndata: [DONE]\n\n")
         await response.write_eof()
         return response
