@@ -116,13 +116,29 @@ def default_free(base: ModelParams) -> list[str]:
     return free
 
 
+def _aggregate_trend(rows: list[dict[str, float]]) -> dict[int, float]:
+    """Relative change of aggregate output (c x tps_mean) from each level to the next."""
+    agg = {int(r["concurrency"]): r["concurrency"] * r["tps_mean"] for r in rows if "tps_mean" in r}
+    levels = sorted(agg)
+    return {a: agg[b] / agg[a] - 1.0 for a, b in zip(levels, levels[1:], strict=False)}
+
+
+def shape_penalty(pred: list[dict[str, float]], target: list[dict[str, float]]) -> float:
+    """Squared miss of the aggregate-output trend where prediction and target disagree in
+    direction (e.g. output that should fall when load doubles but rises), weighted x10."""
+    want, got = _aggregate_trend(target), _aggregate_trend(pred)
+    misses = [(got[c] - w) ** 2 for c, w in want.items() if c in got and got[c] * w < 0]
+    return 10.0 * float(sum(misses))
+
+
 def loss(pred: list[dict[str, float]], target: list[dict[str, float]]) -> float:
-    """Mean squared relative error plus a penalty for cells beyond 30%."""
+    """Mean squared relative error, a penalty for cells beyond 30%, and the shape penalty."""
     errs = fit_errors(pred, target)
     cells = np.array([v for k, v in errs.items() if k not in ("mape", "max")])
     if cells.size == 0 or not np.all(np.isfinite(cells)):
         return math.inf
-    return float(np.mean(cells**2) + 4.0 * np.mean(np.maximum(cells - 0.3, 0.0) ** 2))
+    over = np.maximum(cells - 0.3, 0.0)
+    return float(np.mean(cells**2) + 4.0 * np.mean(over**2) + shape_penalty(pred, target))
 
 
 def fit_params(

@@ -75,59 +75,70 @@ _SPEC_VLLM = {
 }
 _SPEC_SGLANG = {"method": "DSPARK", "draft_model": "RadixArk/Kimi-K3-DSpark", "block_size": "7"}
 
-_COMMON = {
-    "idle_window_ms": 3.0,
-    "frontend_jitter": 0.3,
-    "step_base_ms": 8.0,
-    "decode_ms_per_seq": 0.5,
-    "decode_exp": 0.8,
-    "prefill_ms_per_token": 0.05,
-    "prefill_step_ms": 10.0,
-    "admit_ratio": 0.2,
-}
-_SPEC = {
-    "num_spec_tokens": 7,
-    "acceptance": 0.6,
-    "draft_ms": 2.0,
-    "verify_ms_per_token": 0.05,
-    "verify_exp": 1.2,
-}
-
-# starting points taken from earlier calibrator runs (the fit moves on from here)
-_VLLM_SPEC_START = {
-    "frontend_ms": 42.0,
-    "admit_interval_ms": 150.0,
-    "admit_ratio": 0.15,
-    "step_base_ms": 9.2,
-    "decode_ms_per_seq": 1.6,
-    "decode_exp": 0.82,
-    "prefill_ms_per_token": 0.155,
-    "prefill_step_ms": 22.0,
-    "acceptance": 0.61,
-    "draft_ms": 1.9,
-    "verify_ms_per_token": 0.087,
-    "verify_exp": 1.18,
-}
-_SGLANG_SPEC_START = {
-    "frontend_ms": 416.0,
-    "frontend_jitter": 0.2,
-    "admit_interval_ms": 280.0,
-    "admit_ratio": 0.16,
-    "step_base_ms": 7.1,
-    "decode_ms_per_seq": 1.2,
-    "decode_exp": 0.89,
-    "prefill_ms_per_token": 0.12,
-    "prefill_step_ms": 35.0,
-    "acceptance": 0.56,
-    "draft_ms": 0.13,
-    "verify_ms_per_token": 0.2,
-    "verify_exp": 1.14,
-    "spec_eager_factor": 2.0,
+# Starting points for the fit, taken from earlier calibrator runs; the fit moves on from here.
+_START: dict[str, dict[str, float]] = {
+    "vllm-direct": {
+        "frontend_ms": 13.26,
+        "frontend_jitter": 0.4565,
+        "step_base_ms": 11.02,
+        "decode_ms_per_seq": 0.2502,
+        "decode_exp": 0.9502,
+        "ctx_ms_per_ktoken": 0.1914,
+        "prefill_ms_per_token": 0.1434,
+        "prefill_step_ms": 28.59,
+        "admit_ratio": 0.1433,
+        "admit_interval_ms": 339.6,
+    },
+    "vllm-spec": {
+        "frontend_ms": 36.79,
+        "frontend_jitter": 0.432,
+        "step_base_ms": 9.04,
+        "decode_ms_per_seq": 1.74,
+        "decode_exp": 0.8486,
+        "ctx_ms_per_ktoken": 0.1571,
+        "prefill_ms_per_token": 0.1812,
+        "prefill_step_ms": 15.72,
+        "admit_ratio": 0.07252,
+        "admit_interval_ms": 274.4,
+        "acceptance": 0.6245,
+        "draft_ms": 1.498,
+        "verify_ms_per_token": 0.1009,
+        "verify_exp": 1.168,
+    },
+    "sglang-direct": {
+        "frontend_ms": 463.0,
+        "frontend_jitter": 0.5608,
+        "step_base_ms": 7.487,
+        "decode_ms_per_seq": 1.483,
+        "decode_exp": 0.631,
+        "ctx_ms_per_ktoken": 0.1436,
+        "prefill_ms_per_token": 0.01523,
+        "prefill_step_ms": 34.02,
+        "admit_ratio": 0.2393,
+        "admit_interval_ms": 712.2,
+    },
+    "sglang-spec": {
+        "frontend_ms": 373.0,
+        "frontend_jitter": 0.187,
+        "step_base_ms": 7.674,
+        "decode_ms_per_seq": 1.095,
+        "decode_exp": 0.8638,
+        "ctx_ms_per_ktoken": 0.1757,
+        "prefill_ms_per_token": 0.09775,
+        "prefill_step_ms": 63.09,
+        "admit_ratio": 0.09959,
+        "admit_interval_ms": 272.7,
+        "acceptance": 0.5705,
+        "draft_ms": 0.9532,
+        "verify_ms_per_token": 0.2506,
+        "verify_exp": 1.151,
+        "spec_eager_factor": 1.68,
+    },
 }
 
 
 def _base(name: str, desc: str, deployment: Deployment, **params: float | int | bool) -> Profile:
-    merged = {**_COMMON, **params}
+    merged = {"idle_window_ms": 3.0, **_START[name], **params}
     return Profile.model_validate(
         {
             "name": name,
@@ -162,35 +173,23 @@ def seed_bases() -> dict[str, Profile]:
     what = "Kimi K3 on 8x B300 ({}), calibrated to the seed report's Appendix A."
     return {
         "vllm-direct": _base(
-            "vllm-direct",
-            what.format("vLLM, no speculation"),
-            vd,
-            frontend_ms=40.0,
-            admit_interval_ms=100.0,
-            prefill_budget_tokens=512,
+            "vllm-direct", what.format("vLLM, no speculation"), vd, prefill_budget_tokens=512
         ),
         "vllm-spec": _base(
             "vllm-spec",
             what.format("vLLM + DSpark speculation"),
             vs,
             prefill_budget_tokens=512,
-            **{**_SPEC, **_VLLM_SPEC_START},
+            num_spec_tokens=7,
         ),
-        "sglang-direct": _base(
-            "sglang-direct",
-            what.format("SGLang, no speculation"),
-            sd,
-            frontend_ms=390.0,
-            admit_interval_ms=700.0,
-            admit_ratio=0.3,
-        ),
+        "sglang-direct": _base("sglang-direct", what.format("SGLang, no speculation"), sd),
         "sglang-spec": _base(
             "sglang-spec",
             what.format("SGLang + DSpark speculation"),
             ss,
-            kv_budget_tokens=10240,
+            num_spec_tokens=7,
+            kv_budget_tokens=8192,  # 32 requests of 128 + 128 tokens
             spec_off_when_waiting=True,
             spec_graph_max_batch=8,
-            **{**_SPEC, **_SGLANG_SPEC_START},
         ),
     }
