@@ -7,7 +7,8 @@ closed-loop streams at rising concurrency and measures, per level:
 
 - ITL error: per request ``(last - first) / (N - 1) - itl`` (mean and p99 of |error|);
 - chunk gap p99 minus itl (how bursty delivery is);
-- the server's own engine-event lateness (from ``/metrics``: mean and max).
+- the server's own engine-event lateness (from ``/metrics``: mean and max);
+- TTFT (expected 10-20 ms: the rest of the running step, then one prefill step).
 
 A level is sustained when the mean |ITL error| and the server's mean lateness are both
 under 1 ms. Usage::
@@ -36,7 +37,7 @@ async def one_stream(
 ) -> None:
     body = {"prompt": "x" * 16, "max_tokens": tokens, "stream": True}
     while time.monotonic() < until:
-        stamps: list[float] = []
+        stamps: list[float] = [time.monotonic()]  # send time first
         async with session.post(url, json=body) as resp:
             async for data in resp.content.iter_any():
                 now = time.monotonic()
@@ -65,7 +66,9 @@ async def run_level(base: str, c: int, seconds: float, tokens: int, itl: float) 
         until = time.monotonic() + seconds
         await asyncio.gather(*[one_stream(session, url, tokens, until, out) for _ in range(c)])
         after = await scrape(session, base)
-    full = [s for s in out if len(s) == tokens]
+    full = [s for s in out if len(s) == tokens + 1]
+    ttft = np.array([s[1] - s[0] for s in full])
+    full = [s[1:] for s in full]
     itl_err = np.array([(s[-1] - s[0]) / (tokens - 1) - itl for s in full])
     gaps = np.concatenate([np.diff(s) for s in full]) if full else np.array([np.nan])
     events = after["sim:step_lateness_events_total"] - before["sim:step_lateness_events_total"]
@@ -73,12 +76,13 @@ async def run_level(base: str, c: int, seconds: float, tokens: int, itl: float) 
     return {
         "concurrency": c,
         "requests": len(full),
+        "ttft_mean_ms": 1000 * float(np.mean(ttft)),
         "itl_err_mean_ms": 1000 * float(np.mean(np.abs(itl_err))),
         "itl_err_p99_ms": 1000 * float(np.percentile(np.abs(itl_err), 99)),
         "gap_p99_minus_itl_ms": 1000 * (float(np.percentile(gaps, 99)) - itl),
         "server_late_mean_ms": 1000 * late / max(events, 1),
         "server_late_max_ms": 1000 * after["sim:step_lateness_seconds_max"],
-        "chunks_per_s": sum(len(s) for s in out) / seconds,
+        "chunks_per_s": sum(len(s) - 1 for s in out) / seconds,
     }
 
 
@@ -98,6 +102,7 @@ def main() -> None:
             if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) >= 2:
                 os.sched_setaffinity(server.proc.pid, {0})
                 os.sched_setaffinity(0, {1})
+            asyncio.run(run_level(server.base_url, 8, 1.0, args.tokens, itl))  # warm-up
             best = 0
             for c in [int(x) for x in args.levels.split(",")]:
                 row = asyncio.run(run_level(server.base_url, c, args.seconds, args.tokens, itl))
