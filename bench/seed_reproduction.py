@@ -62,13 +62,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("runs", nargs="?", type=Path)
     parser.add_argument("--run", action="store_true", help="run `servecap demo` first")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per level with --run")
     args = parser.parse_args()
     runs_dir = args.runs
     if args.run or runs_dir is None:
         from servecap.api.demo import run_demo
 
         runs_dir = Path(tempfile.mkdtemp()) / "demo"
-        run_demo(runs_dir)
+        run_demo(runs_dir, rounds=args.rounds)
         runs_dir = runs_dir / "runs"
     seed, got = seed_table(), measured(runs_dir)
     print("profile          MAPE   worst cell   (28 cells: 7 levels x TTFT, ITL, TPS, latency)")
