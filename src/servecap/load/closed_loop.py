@@ -49,7 +49,11 @@ async def run_closed_loop(
             finally:
                 sink(record)
 
-    # A TaskGroup, so that a stream failing unexpectedly cancels (and records) the others.
-    async with asyncio.TaskGroup() as group:
-        for index in range(min(concurrency, n_requests)):
-            group.create_task(stream(index))
+    # A TaskGroup, so that a stream failing unexpectedly (a full disk in the sink) cancels
+    # and records the others; its error is re-raised as itself for the caller to handle.
+    try:
+        async with asyncio.TaskGroup() as group:
+            for index in range(min(concurrency, n_requests)):
+                group.create_task(stream(index))
+    except BaseExceptionGroup as errors:
+        raise errors.exceptions[0] from None
