@@ -55,11 +55,16 @@ def closed_loop_level(
     output_tokens: int = 128,
     seed: int = 0,
     client_gap_ms: float = 0.5,
+    client_delay_ms: float = 0.0,
 ) -> dict[str, float]:
-    """Means of one closed-loop level: ``concurrency`` streams of ``rounds`` requests each."""
+    """Means of one closed-loop level: ``concurrency`` streams of ``rounds`` requests each.
+
+    A stream's next request is sent ``client_delay_ms`` plus a uniform ``[0, 2 *
+    client_gap_ms]`` after its previous one ends."""
     rng = np.random.default_rng(seed)
     engine = make_engine(params, seed=seed)
     gap = client_gap_ms / 1000.0
+    delay = client_delay_ms / 1000.0
     arrivals = [(float(rng.uniform(0, gap)), s) for s in range(concurrency)]
     heapq.heapify(arrivals)
     sent_count = [0] * concurrency
@@ -86,7 +91,8 @@ def closed_loop_level(
             if em.done:
                 done.append(live.pop(em.rid))
                 if sent_count[req.stream] < rounds:
-                    heapq.heappush(arrivals, (te + float(rng.uniform(0, 2 * gap)), req.stream))
+                    back = te + delay + float(rng.uniform(0, 2 * gap))
+                    heapq.heappush(arrivals, (back, req.stream))
     return _means(done, concurrency)
 
 
