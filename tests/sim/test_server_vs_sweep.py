@@ -74,3 +74,22 @@ def test_time_scale_keeps_an_exact_schedule() -> None:
     ttft, itl, _ = np.median(rows, axis=0)
     assert ttft == pytest.approx(0.010, abs=0.003)  # 50 ms / 5, plus ~1 ms of HTTP
     assert itl == pytest.approx(0.002, abs=0.0003)  # 10 ms / 5
+
+
+@pytest.mark.parametrize("profile", ["vllm-direct", "sglang-direct"])
+def test_client_turnaround_barely_moves_the_means(profile: str) -> None:
+    """An HTTP client comes back a few ms after a response ends, not the sweep's ~0.5 ms;
+    the model's admission must not turn those ms into a different mid-level TTFT (a fixed
+    admission interval once flipped c=16 between lock-step cycles: -40% over HTTP)."""
+    params = load_profile(profile).params
+    for c in (2, 8, 16):
+        fast, slow = (
+            np.mean(
+                [
+                    closed_loop_level(params, c, 10, seed=s, **turnaround)["ttft_mean_ms"]
+                    for s in range(3)
+                ]
+            )
+            for turnaround in ({}, {"client_delay_ms": 5.0, "client_gap_ms": 2.0})
+        )
+        assert slow == pytest.approx(fast, rel=0.15), (c, fast, slow)

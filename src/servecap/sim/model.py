@@ -17,16 +17,24 @@ times a seeded jitter factor. Prompts are prefilled in chunks of at most
 that finishes its prompt and then 1 token a step (``1 + accepted`` drafts when speculative).
 Admission is FIFO, limited by ``max_num_seqs`` and a KV-cache budget that reserves
 ``prompt + max_tokens`` tokens per admitted request (reservation, no preemption); requests
-beyond it wait, which is where TTFT jumps. While a batch runs, ``admit_ratio`` and
-``admit_interval_ms`` hold new requests until enough have gathered
-(``waiting >= admit_ratio * running``) and enough time has passed since the last admission,
-so prefills batch together (an idle engine admits at once).
+beyond it wait, which is where TTFT jumps. While a batch runs, a request that reaches the
+scheduler is held for a seeded exponential time of mean ``admit_interval_ms``, and held
+requests whose time is up join the batch together once there are at least
+``admit_ratio * running`` of them, so prefills batch together. An idle engine admits at
+once, and requests that reach it within ``gather_ms`` of that start join without a hold.
+(``admit_hold = "interval"`` keeps the older gate: admit when ``waiting >= admit_ratio *
+running`` and ``admit_interval_ms`` has passed since the last admission.)
+
+The hold is per request and memoryless on purpose. A gate that opened a fixed interval
+after the last admission made a request's wait a cliff in its arrival phase (ready just
+after a step boundary: a whole interval), so a client's few milliseconds of turnaround
+flipped a closed loop between lock-step cycles and the HTTP server's TTFT drifted far from
+the pure sweep's. Now a few milliseconds of turnaround move the means a little.
 """
 
 from __future__ import annotations
 
 import heapq
-import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
@@ -77,6 +85,8 @@ class _Seq:
     prompt: int
     max_tokens: int
     ready: float
+    eligible: float = 0.0  # when the admission hold (if any) is over
+    gathered: bool = False  # joins the batch an idle engine just started, no hold
     prefill_left: int = 0
     generated: int = 0
     cancelled: bool = False
@@ -119,13 +129,15 @@ class StepEngine:
         self.counters = Counters()
         self._rng = np.random.default_rng(seed)
         self._arrival_rng = np.random.default_rng([seed, 1])
+        self._hold_rng = np.random.default_rng([seed, 2])
         self._pending: list[tuple[float, int, _Seq]] = []  # heap by ready time
         self._waiting: deque[_Seq] = deque()
         self._running: list[_Seq] = []
         self._kv_used = 0
         self._step: _Step | None = None
         self._clock = 0.0
-        self._last_admit = -math.inf
+        self._batch_start = -np.inf  # when an idle engine last started a batch
+        self._last_admit = -np.inf
 
     def add(self, rid: int, prompt_tokens: int, max_tokens: int, now: float) -> None:
         """A request arrives at ``now``; the scheduler sees it ``frontend_ms`` later."""
@@ -178,6 +190,37 @@ class StepEngine:
     # -- internals -------------------------------------------------------------------------
 
     def _admit(self, t: float) -> None:
+        if self.p.admit_hold == "interval":
+            self._admit_at_intervals(t)
+            return
+        while self._pending and self._pending[0][0] <= t:
+            seq = heapq.heappop(self._pending)[2]
+            window = self.p.gather_ms / 1000.0
+            seq.gathered = window > 0.0 and seq.ready <= self._batch_start + window
+            seq.eligible = seq.ready + self._hold(busy=bool(self._running) and not seq.gathered)
+            self._waiting.append(seq)
+        if not self._waiting:
+            return
+        if self._running:
+            due = [seq for seq in self._waiting if seq.eligible <= t]
+            gathered = any(seq.gathered for seq in due)
+            if not due or not (gathered or len(due) >= self.p.admit_ratio * len(self._running)):
+                return
+        else:
+            due = list(self._waiting)
+            self._batch_start = t
+        for seq in due:
+            if len(self._running) >= self.p.max_num_seqs:
+                break
+            if self._running and self._kv_used + seq.reserve > self.p.kv_budget_tokens:
+                break
+            self._waiting.remove(seq)
+            self._running.append(seq)
+            self._kv_used += seq.reserve
+
+    def _admit_at_intervals(self, t: float) -> None:
+        """The older gate: hold new requests until ``waiting >= admit_ratio * running`` and
+        ``admit_interval_ms`` has passed since the last admission (a cliff in arrival phase)."""
         while self._pending and self._pending[0][0] <= t:
             self._waiting.append(heapq.heappop(self._pending)[2])
         if self._running and self._waiting:
@@ -195,6 +238,12 @@ class StepEngine:
             self._kv_used += seq.reserve
         if len(self._running) > n_before:
             self._last_admit = t
+
+    def _hold(self, busy: bool) -> float:
+        """Seconds a request reaching a busy scheduler is held (memoryless, seeded)."""
+        if not busy or self.p.admit_interval_ms <= 0.0:
+            return 0.0
+        return self.p.admit_interval_ms / 1000.0 * float(self._hold_rng.exponential())
 
     def _plan(self, t: float) -> None:
         self._admit(t)

@@ -6,6 +6,8 @@ seconds internally. Every field has a default so a profile file may set only wha
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 #: the names the calibrator may tune, with their (low, high) search bounds
@@ -52,10 +54,17 @@ class ModelParams(BaseModel):
     # admission
     max_num_seqs: int = Field(256, ge=1)
     kv_budget_tokens: int = Field(1_000_000, ge=1)
-    # while a batch runs, hold new requests until waiting >= admit_ratio * running and at
-    # least admit_interval_ms has passed since the last admission (0, 0 = admit at once)
+    # while a batch runs, hold each new request for a seeded exponential time of mean
+    # admit_interval_ms, then admit the held ones together once at least
+    # admit_ratio * running are due (0, 0 = admit at once)
     admit_ratio: float = Field(0.0, ge=0.0, le=4.0)
     admit_interval_ms: float = Field(0.0, ge=0.0)
+    # requests that reach the scheduler within gather_ms of an idle engine starting a batch
+    # join it without the hold (a closed loop's streams come back a few ms apart)
+    gather_ms: float = Field(0.0, ge=0.0)
+    # "interval": the older gate instead (admit when waiting >= admit_ratio * running and
+    # admit_interval_ms has passed since the last admission; sensitive to arrival phase)
+    admit_hold: Literal["exponential", "interval"] = "exponential"
     # speculative decoding (num_spec_tokens = 0 disables it)
     num_spec_tokens: int = Field(0, ge=0, le=32)
     acceptance: float = Field(0.0, ge=0.0, le=1.0)
