@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from tests.servers.app_thread import AppThread
 
 MODEL = "fault-model"
 TOKENS = 4  # content chunks in a normal stream
@@ -290,52 +291,14 @@ class FaultServer:
         return app
 
 
-class FaultServerThread:
+class FaultServerThread(AppThread):
     """Runs a FaultServer on 127.0.0.1:0 (optionally TLS) in a thread with its own loop."""
 
     def __init__(self, server: FaultServer, ssl_context: ssl.SSLContext | None = None) -> None:
+        super().__init__(
+            server.app(), ssl_context, handler_cancellation=True, shutdown_timeout=0.5
+        )
         self.server = server
-        self._ssl = ssl_context
-        self._ready = threading.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
-        self.port = 0
-        self._thread = threading.Thread(target=self._main, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        scheme = "https" if self._ssl else "http"
-        return f"{scheme}://127.0.0.1:{self.port}/v1"
-
-    def _main(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._loop.run_until_complete(self._start())
-        self._ready.set()
-        self._loop.run_forever()
-
-    async def _start(self) -> None:
-        self._runner = web.AppRunner(self.server.app(), access_log=None,
-                                     handler_cancellation=True, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self._ssl)
-        await site.start()
-        assert site._server is not None
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-
-    def __enter__(self) -> FaultServerThread:
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("fault server did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None and self._runner is not None
-        fut = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
-        try:
-            fut.result(10)
-        finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(10)
 
 
 def free_port() -> int:

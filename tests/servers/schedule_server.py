@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+
+from tests.servers.app_thread import AppThread
 
 
 @dataclass
@@ -94,49 +95,8 @@ def make_app(schedule: Schedule) -> web.Application:
     return app
 
 
-class ServerThread:
-    """Runs an aiohttp app on 127.0.0.1:0 in a background thread with its own loop."""
-
-    def __init__(self, app: web.Application) -> None:
-        self._app = app
-        self._ready = threading.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
-        self.port = 0
-        self._thread = threading.Thread(target=self._main, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def _main(self) -> None:
-        import uvloop
-
-        self._loop = uvloop.new_event_loop()
-        self._loop.run_until_complete(self._start())
-        self._ready.set()
-        self._loop.run_forever()
-
-    async def _start(self) -> None:
-        self._runner = web.AppRunner(self._app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=4096)
-        await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]
-
-    def __enter__(self) -> ServerThread:
-        self._thread.start()
-        self._ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None and self._runner is not None
-        fut = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
-        fut.result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+class ServerThread(AppThread):
+    """The schedule server on 127.0.0.1:0 in a background thread."""
 
 
 def main() -> None:
