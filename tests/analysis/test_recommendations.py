@@ -42,3 +42,21 @@ def test_most_users(seed_analysis: Analysis) -> None:
     rec = _rec(seed_analysis, "most_users")
     assert rec.config == "vllm-direct" and "427 users" in rec.reason
     assert "682" in rec.reason
+
+
+def test_high_load_without_any_compliant_config_picks_the_closest(
+    seed_series: list,
+) -> None:
+    """With a TTFT SLO nobody meets at c>=32, the ranking must not fall back on names."""
+    from servecap.analysis import AnalysisOptions, analyse, infer_pairs
+    from servecap.core.config import SLO
+
+    names = [s.name for s in seed_series]
+    options = AnalysisOptions(slo=SLO(ttft_ms=500))
+    analysis = analyse(seed_series, infer_pairs(names), options)
+    rec = _rec(analysis, "high_load")
+    assert rec.numbers["passing_levels"] == 0
+    # vllm-direct's TTFT P90 (888/1107 ms) is the least far from 500 ms; vllm-spec's TPS
+    # tail collapses at c=64, and the SGLang configs' TTFT is higher still.
+    assert rec.config == "vllm-direct"
+    assert "closest to the SLOs" in rec.reason

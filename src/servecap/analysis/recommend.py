@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from servecap.analysis.aggregate import AggregateSeries
 from servecap.analysis.series import ConfigSeries
-from servecap.analysis.slo import SloAnalysis
+from servecap.analysis.slo import SloAnalysis, SloCell
 
 Score = tuple[float, ...]
 
@@ -75,13 +75,28 @@ def score_high_load(ctx: Context, name: str) -> Scored:
     passing = [c for c in ctx.high_levels if c in cells and cells[c].ok]
     top = max(passing, default=None)
     output = ctx.aggregates[name].at(top) if top is not None else None
+    margin = _slo_margin(ctx, [cells[c] for c in ctx.high_levels if c in cells])
     text = (
         f"{name}: meets both SLOs ({stat}) at "
         f"{'c=' + _levels_text(passing) if passing else 'none'} "
         f"of c={_levels_text(ctx.high_levels)}"
         + (f"; aggregate output {output:.0f} tok/s at c={top}" if output is not None else "")
+        + ("" if passing else f"; closest to the SLOs there (margin {margin:.2f}, 1 = just met)")
     )
-    return Scored((float(len(passing)), output or 0.0), text, {"passing_levels": len(passing)})
+    # When no config meets the SLOs at high load, the one closest to them ranks first.
+    score = (float(len(passing)), output or 0.0, margin)
+    return Scored(score, text, {"passing_levels": len(passing), "slo_margin": margin})
+
+
+def _slo_margin(ctx: Context, cells: list[SloCell]) -> float:
+    """Mean over levels of the worse of TTFT SLO / TTFT and TPS / TPS SLO (>= 1 meets both)."""
+    slo = ctx.slo.slo
+    margins = [
+        min(slo.ttft_ms / cell.ttft, cell.tps / slo.tps if slo.tps else math.inf)
+        for cell in cells
+        if cell.ttft and cell.tps is not None
+    ]
+    return sum(margins) / len(margins) if margins else 0.0
 
 
 def score_max_throughput(ctx: Context, name: str) -> Scored:
