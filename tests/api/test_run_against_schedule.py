@@ -72,7 +72,8 @@ def test_run_directory_round_trips(tmp_path):
     (run_dir / SUMMARY_JSON).unlink()
     recomputed = load_run(run_dir).levels
     for saved, again in zip(stored, recomputed, strict=True):
-        for key in ("n_ok", "ttft_mean_ms", "itl_p90_ms", "tps_p90", "rps", "output_tok_s"):
+        for key in ("n_ok", "ttft_mean_ms", "itl_p90_ms", "tps_p90", "rps", "output_tok_s",
+                    "loop_lag_p99_ms", "client_cpu_pct", "client_bound"):
             assert again.model_dump()[key] == pytest.approx(saved[key])
     info = json.loads((run_dir / "run.json").read_text())
     assert info["config"]["model"] == "test-model" and info["server"]["models"] == ["test-model"]

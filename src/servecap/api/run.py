@@ -221,7 +221,7 @@ def _close_level(
 
 
 def _save(run_dir: Path, info: RunInfo, state: _Run) -> None:
-    setattr(info, "client_health", state.health)  # noqa: B010 - extra field, allowed
+    info.client_health = state.health
     write_summaries(run_dir, state.levels)
     write_run_info(run_dir, info)
 

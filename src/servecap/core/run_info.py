@@ -30,3 +30,6 @@ class RunInfo(BaseModel):
     closed_loop: bool = True
     notes: list[str] = Field(default_factory=list)
     stop_reason: str | None = None
+    # Per level ("64": {loop_lag_p99_ms, client_cpu_pct, client_bound}), so a summary
+    # recomputed from requests.jsonl keeps the client's own health.
+    client_health: dict[str, dict[str, Any]] = Field(default_factory=dict)

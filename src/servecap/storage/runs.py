@@ -8,6 +8,7 @@ from pathlib import Path
 
 from servecap.core.errors import UserInputError
 from servecap.core.records import ClientHealth
+from servecap.core.run_info import RunInfo
 from servecap.metrics.level import summarise_records
 from servecap.storage.run_dir import (
     REQUESTS_FILE,
@@ -34,16 +35,14 @@ def load_run(run_dir: Path) -> Run:
     return Run(path=run_dir, info=info, levels=levels)
 
 
-def stored_health(info_or_raw: object) -> dict[int, ClientHealth]:
+def stored_health(info: RunInfo) -> dict[int, ClientHealth]:
     """Per-level client health saved in run.json (`client_health`), if any."""
-    raw = getattr(info_or_raw, "client_health", None) or {}
     health: dict[int, ClientHealth] = {}
-    if isinstance(raw, dict):
-        for level, values in raw.items():
-            try:
-                health[int(level)] = ClientHealth(**values)
-            except (TypeError, ValueError):
-                continue
+    for level, values in info.client_health.items():
+        try:
+            health[int(level)] = ClientHealth(**values)
+        except (TypeError, ValueError):
+            continue
     return health
 
 
