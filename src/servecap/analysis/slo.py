@@ -11,22 +11,15 @@ from pydantic import BaseModel
 from servecap.analysis.findings import Finding
 from servecap.analysis.series import ConfigSeries
 from servecap.core.config import SLO, Statistic
-from servecap.stats.capacity import plan_levels
+from servecap.stats.capacity import LevelVerdict, plan_levels
 
 STATISTICS: tuple[Statistic, ...] = ("p90", "mean")
 
 
-class SloCell(BaseModel):
-    config: str
-    concurrency: int
-    ttft: float | None
-    tps: float | None
-    ttft_ok: bool
-    tps_ok: bool
+class SloCell(LevelVerdict):
+    """One config's verdict at one level: `stats.capacity`'s verdict, tagged with the config."""
 
-    @property
-    def ok(self) -> bool:
-        return self.ttft_ok and self.tps_ok
+    config: str
 
     @property
     def marks(self) -> str:
