@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Coroutine
 from types import TracebackType
 from typing import Any
 
@@ -49,6 +50,23 @@ async def _serve_and_announce(server: Any, host: str) -> None:
         task.cancel()
 
 
+def _server(profile: Profile, host: str, port: int, time_scale: float, seed: int) -> Any:
+    """A configured (not yet started) uvicorn server for the profile."""
+    import uvicorn
+
+    return uvicorn.Server(_uvicorn_config(create_app(profile, time_scale, seed), host, port))
+
+
+def _run_loop(server: Any, main: Coroutine[Any, Any, None]) -> None:
+    """Run `main` to the end on uvloop where the server was configured for it."""
+    if server.config.loop == "uvloop":
+        import uvloop
+
+        uvloop.run(main)
+    else:
+        asyncio.run(main)
+
+
 def serve(
     profile: Profile,
     host: str = "127.0.0.1",
@@ -57,16 +75,8 @@ def serve(
     seed: int = 0,
 ) -> None:
     """Serve ``profile`` until interrupted (blocking); prints the URL to stderr when ready."""
-    import uvicorn
-
-    config = _uvicorn_config(create_app(profile, time_scale, seed), host, port)
-    server = uvicorn.Server(config)
-    if config.loop == "uvloop":
-        import uvloop
-
-        uvloop.run(_serve_and_announce(server, host))
-    else:
-        asyncio.run(_serve_and_announce(server, host))
+    server = _server(profile, host, port, time_scale, seed)
+    _run_loop(server, _serve_and_announce(server, host))
 
 
 class SimServerHandle:
@@ -113,18 +123,10 @@ def start_server_in_thread(
     startup_timeout: float = 15.0,
 ) -> SimServerHandle:
     """Start the simulator in a daemon thread; returns once it accepts connections."""
-    import uvicorn
-
-    config = _uvicorn_config(create_app(profile, time_scale, seed), host, port)
-    server = uvicorn.Server(config)
+    server = _server(profile, host, port, time_scale, seed)
 
     def run() -> None:
-        if config.loop == "uvloop":
-            import uvloop
-
-            uvloop.run(server.serve())
-        else:
-            asyncio.run(server.serve())
+        _run_loop(server, server.serve())
 
     thread = threading.Thread(target=run, name=f"servecap-sim-{profile.name}", daemon=True)
     thread.start()
