@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
-from servecap.sim.openai import SimRequest, split_reasoning, sse, token_text, usage
+from servecap.sim.openai import WORDS, SimRequest, split_reasoning, sse, token_text, usage
+
+
+@lru_cache(maxsize=4096)
+def _text_json(phase: int, n: int) -> bytes:
+    """The JSON string of ``n`` tokens from word ``phase`` (the text repeats every
+    ``len(WORDS)`` tokens, so a small cache covers every chunk)."""
+    return json.dumps(token_text(phase, n)).encode()
+
+
+_FINISH = ((False, "null"), (True, '"length"'))
 
 
 class ChunkMaker:
@@ -18,8 +29,10 @@ class ChunkMaker:
         self.obj = "chat.completion.chunk" if req.chat else "text_completion"
         env = json.dumps(self._envelope([]), separators=(",", ":"))
         field = '"delta":{"content":' if req.chat else '"text":'
-        self._head = "data: " + env[: -len("[]}")] + '[{"index":0,' + field
-        self._mid = ("}" if req.chat else "") + ',"logprobs":null,"finish_reason":'
+        head = "data: " + env[: -len("[]}")] + '[{"index":0,' + field
+        mid = ("}" if req.chat else "") + ',"logprobs":null,"finish_reason":'
+        self._head = head.encode()
+        self._tail = {last: f"{mid}{finish}}}]}}\n\n".encode() for last, finish in _FINISH}
 
     def _envelope(self, choices: list[dict[str, Any]]) -> dict[str, Any]:
         return {
@@ -64,9 +77,7 @@ class ChunkMaker:
         """``sse(self.tokens(...))``, built from a template on the common path (fast)."""
         if self.req.continuous_usage or start < self.req.reasoning_tokens:
             return sse(self.tokens(start, n, last))
-        text = json.dumps(token_text(start, n))
-        finish = '"length"' if last else "null"
-        return f"{self._head}{text}{self._mid}{finish}}}]}}\n\n".encode()
+        return self._head + _text_json(start % len(WORDS), n) + self._tail[last]
 
     def usage_chunk(self, completion: int) -> dict[str, Any]:
         """The final ``include_usage`` chunk: empty choices plus usage."""

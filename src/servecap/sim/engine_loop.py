@@ -4,20 +4,37 @@ Virtual time ``v`` maps to real time ``t0 + v / time_scale`` on ``time.monotonic
 loop sleeps until the target of the engine's next event (a coarse event-loop timer, which
 can wake a millisecond late, then a blocking ``time.sleep`` of the last < 1 ms, which
 releases the GIL and is precise to tens of microseconds), advances the
-engine and hands each request's token emissions to its ``asyncio.Queue``. Targets are
-absolute, so lateness never accumulates into drift.
+engine and hands each request's token emissions to its sink, synchronously: the HTTP
+layer's sinks write their chunks to the sockets right there, so one step costs one wake-up
+however many streams it serves. Targets are absolute, so lateness never accumulates into
+drift.
+
+Three latenesses are kept, in real seconds after the event's target: ``lateness`` (the
+engine event fired late), ``chunks`` (each emission's delivery returned late: what clients
+see, the event's lateness plus the writes before it in that step) and ``first_tokens`` (the
+same for first tokens only, which the engine orders first; they make TTFT).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from servecap.sim.model import Emission, make_engine
 from servecap.sim.params import ModelParams
 
 FINE_S = 0.001
+log = logging.getLogger(__name__)
+
+
+class Sink(Protocol):
+    """Where one request's emissions go (called on the event loop, must not block)."""
+
+    def emit(self, em: Emission) -> None: ...
 
 
 @dataclass
@@ -47,8 +64,10 @@ class EngineLoop:
         self.engine = make_engine(params, seed=seed)
         self.scale = time_scale
         self.lateness = Lateness()
+        self.chunks = Lateness()
+        self.first_tokens = Lateness()
         self.requests_done = 0
-        self._queues: dict[int, asyncio.Queue[Emission]] = {}
+        self._sinks: dict[int, Sink] = {}
         self._next_id = 0
         self._t0 = time.monotonic()
         self._wake: asyncio.Event | None = None
@@ -58,21 +77,20 @@ class EngineLoop:
         """Current model time in seconds."""
         return (time.monotonic() - self._t0) * self.scale
 
-    def submit(self, prompt_tokens: int, max_tokens: int) -> tuple[int, asyncio.Queue[Emission]]:
-        """Enter a request now; its emissions arrive on the returned queue."""
+    def submit(self, prompt_tokens: int, max_tokens: int, sink_for: Callable[[int], Sink]) -> int:
+        """Enter a request now; its emissions go to ``sink_for(request id)``. Returns the id."""
         rid = self._next_id
         self._next_id += 1
-        queue: asyncio.Queue[Emission] = asyncio.Queue()
-        self._queues[rid] = queue
+        self._sinks[rid] = sink_for(rid)
         self.engine.add(rid, prompt_tokens, max_tokens, self.virtual_now())
         due = self.engine.next_time()
         if self._wake is not None and (self._awaiting is None or (due or 0.0) < self._awaiting):
             self._wake.set()
-        return rid, queue
+        return rid
 
     def cancel(self, rid: int) -> None:
         """Drop a request whose client went away (no-op once it finished)."""
-        if self._queues.pop(rid, None) is not None:
+        if self._sinks.pop(rid, None) is not None:
             self.engine.cancel(rid)
 
     async def _sleep_until(self, wake: asyncio.Event, target: float) -> bool:
@@ -103,14 +121,24 @@ class EngineLoop:
             if not await self._sleep_until(wake, target):
                 continue
             self.lateness.add(max(0.0, time.monotonic() - target))
-            self._deliver(self.engine.advance(due))
+            self._deliver(self.engine.advance(due), target)
 
-    def _deliver(self, emissions: list[Emission]) -> None:
+    def _deliver(self, emissions: list[Emission], target: float) -> None:
+        sinks = self._sinks
+        chunks, first_tokens = self.chunks, self.first_tokens
         for em in emissions:
-            queue = self._queues.get(em.rid)
-            if queue is None:
+            sink = sinks.get(em.rid)
+            if sink is None:
                 continue
-            queue.put_nowait(em)
             if em.done:
-                del self._queues[em.rid]
+                del sinks[em.rid]
                 self.requests_done += 1
+            try:
+                sink.emit(em)
+            except Exception:  # one broken stream must not stop the engine for all
+                log.exception("simulator: delivering to request %d failed", em.rid)
+                self.cancel(em.rid)
+            late = max(0.0, time.monotonic() - target)
+            chunks.add(late)
+            if em.first:
+                first_tokens.add(late)

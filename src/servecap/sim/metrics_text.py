@@ -29,6 +29,11 @@ def render_metrics(loop: EngineLoop, model_name: str) -> str:
             "Mean real lateness of engine events.",
             loop.lateness.mean,
         ),
+        (
+            "sim:chunk_lateness_seconds_max",
+            "Largest real lateness of a chunk write against its engine event.",
+            loop.chunks.max,
+        ),
     ]
     counters = [
         ("vllm:prompt_tokens", "Prefill tokens processed.", c.prompt_tokens),
@@ -43,6 +48,14 @@ def render_metrics(loop: EngineLoop, model_name: str) -> str:
             loop.lateness.total,
         ),
         ("sim:step_lateness_events", "Engine events timed.", loop.lateness.count),
+        ("sim:chunk_lateness_seconds", "Sum of chunk-write lateness.", loop.chunks.total),
+        ("sim:chunk_lateness_chunks", "Chunk writes timed.", loop.chunks.count),
+        (
+            "sim:first_token_lateness_seconds",
+            "Sum of first-token chunk-write lateness.",
+            loop.first_tokens.total,
+        ),
+        ("sim:first_token_lateness_chunks", "First-token writes timed.", loop.first_tokens.count),
     ]
     lines: list[str] = []
     for name, doc, value in gauges:

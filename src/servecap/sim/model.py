@@ -299,8 +299,10 @@ class StepEngine:
             decode += p.draft_ms + p.verify_ms_per_token * (n_decoding * (k + 1)) ** p.verify_exp
             if 0 < p.spec_graph_max_batch < n_decoding:
                 decode *= p.spec_eager_factor
-        ctx = sum(s.prompt - s.prefill_left + s.generated for s in self._running)
-        ms = p.step_base_ms + decode + p.ctx_ms_per_ktoken * ctx / 1000.0
+        ms = p.step_base_ms + decode
+        if p.ctx_ms_per_ktoken:
+            ctx = sum(s.prompt - s.prefill_left + s.generated for s in self._running)
+            ms += p.ctx_ms_per_ktoken * ctx / 1000.0
         if prefill_tokens:
             ms += p.prefill_ms_per_token * prefill_tokens + p.prefill_step_ms
         if p.jitter > 0.0:
@@ -308,23 +310,32 @@ class StepEngine:
         return ms
 
     def _finish(self, step: _Step) -> list[Emission]:
+        # first tokens go first: a driver that delivers emissions one by one then adds the
+        # least delay to TTFT (a step's decode emissions are many, its first tokens few)
         out: list[Emission] = []
-        for seq, n in step.decoded:
-            if seq.cancelled:
-                continue
-            seq.generated += n
-            out.append(Emission(seq.rid, n, False, seq.generated >= seq.max_tokens))
+        done: list[_Seq] = []
         for seq in step.prefilled:
             if seq.cancelled:
                 continue
             seq.generated = 1
             out.append(Emission(seq.rid, 1, True, seq.generated >= seq.max_tokens))
-        self.counters.generation_tokens += sum(e.tokens for e in out)
-        done = {e.rid for e in out if e.done}
+            if seq.generated >= seq.max_tokens:
+                done.append(seq)
+        tokens = len(out)
+        for seq, n in step.decoded:
+            if seq.cancelled:
+                continue
+            seq.generated += n
+            tokens += n
+            finished = seq.generated >= seq.max_tokens
+            out.append(Emission(seq.rid, n, False, finished))
+            if finished:
+                done.append(seq)
+        self.counters.generation_tokens += tokens
         if done:
-            for seq in [s for s in self._running if s.rid in done]:
-                self._running.remove(seq)
-                self._kv_used -= seq.reserve
+            ids = {seq.rid for seq in done}
+            self._running = [s for s in self._running if s.rid not in ids]
+            self._kv_used -= sum(seq.reserve for seq in done)
         return out
 
     def _gauges(self) -> None:

@@ -1,65 +1,45 @@
-"""Run the simulator under uvicorn: blocking (``serve``) or in a background thread."""
+"""Run the simulator: blocking (``serve``), in a background thread, or as a child process."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
+import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import Any
 
+from servecap.sim.http11 import start_http_server
 from servecap.sim.profiles import Profile
-from servecap.sim.server import create_app
-
-
-def _uvicorn_config(app: Any, host: str, port: int) -> Any:
-    import uvicorn
-
-    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
-    http = "httptools" if importlib.util.find_spec("httptools") else "h11"
-    return uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        loop=loop,
-        http=http,
-        access_log=False,
-        log_level="warning",
-        lifespan="on",
-        timeout_keep_alive=30,
-    )
-
+from servecap.sim.server import SimApp
 
 READY_LINE = "servecap-sim listening on "
 
 
-async def _serve_and_announce(server: Any, host: str) -> None:
-    async def announce() -> None:
-        while not server.started:
-            await asyncio.sleep(0.01)
-        print(f"{READY_LINE}http://{host}:{_bound_port(server)}/v1", file=sys.stderr, flush=True)
-
-    task = asyncio.get_running_loop().create_task(announce())
+async def _serve_app(
+    app: SimApp, host: str, port: int, stop: asyncio.Event, ready: Callable[[int], None]
+) -> None:
+    """Serve ``app`` on host:port until ``stop`` is set; ``ready(bound port)`` once listening."""
+    app.start()
     try:
-        await server.serve()
+        server = await start_http_server(app, host, port)
+        try:
+            ready(int(server.sockets[0].getsockname()[1]))
+            await stop.wait()
+        finally:
+            server.close()
     finally:
-        task.cancel()
+        await app.stop()
 
 
-def _server(profile: Profile, host: str, port: int, time_scale: float, seed: int) -> Any:
-    """A configured (not yet started) uvicorn server for the profile."""
-    import uvicorn
-
-    return uvicorn.Server(_uvicorn_config(create_app(profile, time_scale, seed), host, port))
-
-
-def _run_loop(server: Any, main: Coroutine[Any, Any, None]) -> None:
-    """Run `main` to the end on uvloop where the server was configured for it."""
-    if server.config.loop == "uvloop":
+def _run(main: Coroutine[Any, Any, None]) -> None:
+    """Run ``main`` on uvloop when it is installed (a faster event loop), else asyncio."""
+    if importlib.util.find_spec("uvloop"):
         import uvloop
 
         uvloop.run(main)
@@ -74,19 +54,35 @@ def serve(
     time_scale: float = 1.0,
     seed: int = 0,
 ) -> None:
-    """Serve ``profile`` until interrupted (blocking); prints the URL to stderr when ready."""
-    server = _server(profile, host, port, time_scale, seed)
-    _run_loop(server, _serve_and_announce(server, host))
+    """Serve ``profile`` until SIGINT or SIGTERM (blocking); prints the URL to stderr when
+    ready. Raises OSError when the address cannot be bound."""
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):  # not on Windows
+                loop.add_signal_handler(sig, stop.set)
+
+        def ready(bound: int) -> None:
+            print(f"{READY_LINE}http://{host}:{bound}/v1", file=sys.stderr, flush=True)
+
+        await _serve_app(SimApp(profile, time_scale, seed), host, port, stop, ready)
+
+    _run(main())
 
 
 class SimServerHandle:
     """A simulator running in a background thread with its own event loop."""
 
-    def __init__(self, server: Any, thread: threading.Thread, host: str) -> None:
-        self._server = server
-        self._thread = thread
+    def __init__(self, host: str) -> None:
         self.host = host
         self.port = 0
+        self.error: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
@@ -94,9 +90,12 @@ class SimServerHandle:
         return f"http://{self.host}:{self.port}/v1"
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Ask uvicorn to exit and wait for the thread."""
-        self._server.should_exit = True
-        self._thread.join(timeout)
+        """Stop serving and wait for the thread."""
+        if self._loop is not None and self._stop is not None and not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(timeout)
 
     def __enter__(self) -> SimServerHandle:
         return self
@@ -105,13 +104,6 @@ class SimServerHandle:
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
-
-
-def _bound_port(server: Any) -> int:
-    for srv in getattr(server, "servers", []):
-        for sock in srv.sockets:
-            return int(sock.getsockname()[1])
-    return 0
 
 
 def start_server_in_thread(
@@ -123,21 +115,30 @@ def start_server_in_thread(
     startup_timeout: float = 15.0,
 ) -> SimServerHandle:
     """Start the simulator in a daemon thread; returns once it accepts connections."""
-    server = _server(profile, host, port, time_scale, seed)
+    handle = SimServerHandle(host)
+
+    async def main() -> None:
+        handle._loop = asyncio.get_running_loop()
+        handle._stop = asyncio.Event()
+
+        def ready(bound: int) -> None:
+            handle.port = bound
+            handle._ready.set()
+
+        await _serve_app(SimApp(profile, time_scale, seed), host, port, handle._stop, ready)
 
     def run() -> None:
-        _run_loop(server, server.serve())
+        try:
+            _run(main())
+        except BaseException as exc:  # reported to the starting thread below
+            handle.error = exc
+            handle._ready.set()
 
-    thread = threading.Thread(target=run, name=f"servecap-sim-{profile.name}", daemon=True)
-    thread.start()
-    handle = SimServerHandle(server, thread, host)
-    deadline = time.monotonic() + startup_timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            raise RuntimeError(f"simulator failed to start on {host}:{port}")
-        time.sleep(0.01)
-    handle.port = _bound_port(server)
+    handle._thread = threading.Thread(target=run, name=f"servecap-sim-{profile.name}", daemon=True)
+    handle._thread.start()
+    if not handle._ready.wait(startup_timeout) or handle.error is not None:
+        handle.stop()
+        raise RuntimeError(f"simulator failed to start on {host}:{port}: {handle.error}")
     return handle
 
 

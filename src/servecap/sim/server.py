@@ -1,8 +1,9 @@
-"""The simulator's ASGI app (starlette): OpenAI-compatible endpoints backed by the model.
+"""The simulator's OpenAI-compatible endpoints, backed by the engine loop.
 
 Routes: ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/completions``,
 ``GET /metrics`` (Prometheus text, vLLM-style names), ``GET /version``, ``GET /health``.
-The engine loop starts with the app (lifespan) and stops with it.
+A streamed request registers a ``StreamSink`` with the engine loop, which writes each chunk
+to the socket the moment the engine emits it (see ``http11`` for why).
 """
 
 from __future__ import annotations
@@ -11,22 +12,25 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from typing import Any
-
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
-from starlette.routing import Route
 
 from servecap.sim import SIM_VERSION
 from servecap.sim.chunks import ChunkMaker
 from servecap.sim.engine_loop import EngineLoop
+from servecap.sim.http11 import HttpRequest, Responder
 from servecap.sim.metrics_text import render_metrics
+from servecap.sim.model import Emission
 from servecap.sim.openai import BadRequest, SimRequest, parse_request, sse
 from servecap.sim.profiles import Profile
 
 DEFAULT_MAX_TOKENS = 128
+JSON = "application/json"
+DONE = b"data: [DONE]\n\n"
+
+
+def _json(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
 
 
 class SimState:
@@ -52,124 +56,125 @@ class SimState:
         }
 
 
-def _error(exc: BadRequest) -> JSONResponse:
-    return JSONResponse(exc.body(), status_code=exc.status)
+class StreamSink:
+    """Writes one streamed request's chunks as the engine emits them.
 
+    Created as the request enters the engine, it sends the response head at once and, for
+    chat, the role chunk (which carries no token)."""
 
-async def _stream(state: SimState, req: SimRequest, rid: int, queue: Any) -> AsyncIterator[bytes]:
-    maker = ChunkMaker(req, rid, int(time.time()))
-    sent = 0
-    finished = False
-    try:
+    def __init__(self, req: SimRequest, responder: Responder, rid: int) -> None:
+        self._req = req
+        self._responder = responder
+        self._maker = ChunkMaker(req, rid, int(time.time()))
+        self._sent = 0
+        responder.start_stream(200, "text/event-stream")
         if req.chat:
-            yield sse(maker.role())
-        while not finished:
-            em = await queue.get()
-            finished = em.done
-            yield maker.token_sse(sent, em.tokens, em.done)
-            sent += em.tokens
-        if req.include_usage:
-            yield sse(maker.usage_chunk(sent))
-        yield b"data: [DONE]\n\n"
-    finally:
-        if not finished:
-            state.loop.cancel(rid)
+            responder.write_chunk(sse(self._maker.role()))
+
+    def emit(self, em: Emission) -> None:
+        """One emission: a chunk of tokens; the last also brings usage and ``[DONE]``."""
+        data = self._maker.token_sse(self._sent, em.tokens, em.done)
+        self._sent += em.tokens
+        if em.done:
+            if self._req.include_usage:
+                data += sse(self._maker.usage_chunk(self._sent))
+            self._responder.write_chunk(data + DONE)
+            self._responder.end_stream()
+        else:
+            self._responder.write_chunk(data)
 
 
-async def _whole(state: SimState, req: SimRequest, rid: int, queue: Any) -> dict[str, Any]:
-    sent = 0
-    try:
-        while True:
-            em = await queue.get()
-            sent += em.tokens
-            if em.done:
-                return ChunkMaker(req, rid, int(time.time())).whole(sent)
-    finally:
-        state.loop.cancel(rid)
+class WholeSink:
+    """Collects a non-streamed request's tokens and answers once it is done."""
+
+    def __init__(self, req: SimRequest, responder: Responder, rid: int) -> None:
+        self._req = req
+        self._responder = responder
+        self._rid = rid
+        self._sent = 0
+
+    def emit(self, em: Emission) -> None:
+        """Count the tokens; send the whole response with the last of them."""
+        self._sent += em.tokens
+        if em.done:
+            body = ChunkMaker(self._req, self._rid, int(time.time())).whole(self._sent)
+            self._responder.send(200, JSON, _json(body))
 
 
-async def _completion(request: Request, chat: bool) -> Response:
-    state: SimState = request.app.state.sim
-    try:
-        try:
-            body = json.loads(await request.body())
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise BadRequest("request body is not valid JSON") from None
-        req = parse_request(
-            body, chat, state.model_ids, DEFAULT_MAX_TOKENS, state.profile.reasoning_tokens
-        )
-    except BadRequest as exc:
-        return _error(exc)
-    rid, queue = state.loop.submit(req.prompt_tokens, req.max_tokens)
-    if req.stream:
-        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        gen = _stream(state, req, rid, queue)
-        return StreamingResponse(gen, media_type="text/event-stream", headers=headers)
-    return JSONResponse(await _whole(state, req, rid, queue))
+class SimApp:
+    """The request handler for ``http11``: routes to the endpoints below."""
 
+    def __init__(self, profile: Profile, time_scale: float = 1.0, seed: int = 0) -> None:
+        self.state = SimState(profile, time_scale, seed)
+        self._engine_task: asyncio.Task[None] | None = None
+        get: dict[str, Callable[[], tuple[str, bytes]]] = {
+            "/v1/models": self._models,
+            "/version": lambda: (JSON, _json(self.state.version())),
+            "/metrics": self._metrics,
+            "/health": lambda: ("text/plain", b"ok"),
+        }
+        self._get = get
 
-async def chat_completions(request: Request) -> Response:
-    """POST /v1/chat/completions."""
-    return await _completion(request, chat=True)
+    def start(self) -> None:
+        """Start the engine loop on the running event loop."""
+        self._engine_task = asyncio.get_running_loop().create_task(self.state.loop.run())
 
-
-async def completions(request: Request) -> Response:
-    """POST /v1/completions."""
-    return await _completion(request, chat=False)
-
-
-async def models(request: Request) -> Response:
-    """GET /v1/models: the one simulated model, with the profile and time scale."""
-    state: SimState = request.app.state.sim
-    entry = {
-        "id": state.profile.model_id,
-        "object": "model",
-        "created": state.started,
-        "owned_by": "servecap-sim",
-        "servecap_sim": {"profile": state.profile.name, "time_scale": state.time_scale},
-    }
-    return JSONResponse({"object": "list", "data": [entry]})
-
-
-async def version(request: Request) -> Response:
-    """GET /version."""
-    return JSONResponse(request.app.state.sim.version())
-
-
-async def metrics(request: Request) -> Response:
-    """GET /metrics in Prometheus text format."""
-    state: SimState = request.app.state.sim
-    text = render_metrics(state.loop, state.profile.model_id)
-    return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
-
-
-async def health(request: Request) -> Response:
-    """GET /health."""
-    return PlainTextResponse("ok")
-
-
-def create_app(profile: Profile, time_scale: float = 1.0, seed: int = 0) -> Starlette:
-    """The ASGI app for one profile; the engine task runs during the app's lifespan."""
-    state = SimState(profile, time_scale, seed)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        task = asyncio.get_running_loop().create_task(state.loop.run())
-        try:
-            yield
-        finally:
-            task.cancel()
+    async def stop(self) -> None:
+        """Stop the engine loop."""
+        if self._engine_task is not None:
+            self._engine_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await task
+                await self._engine_task
 
-    routes = [
-        Route("/v1/models", models, methods=["GET"]),
-        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
-        Route("/v1/completions", completions, methods=["POST"]),
-        Route("/metrics", metrics, methods=["GET"]),
-        Route("/version", version, methods=["GET"]),
-        Route("/health", health, methods=["GET"]),
-    ]
-    app = Starlette(routes=routes, lifespan=lifespan)
-    app.state.sim = state
-    return app
+    def __call__(self, request: HttpRequest, responder: Responder) -> None:
+        path = request.path.rstrip("/") or "/"
+        if path in ("/v1/chat/completions", "/v1/completions"):
+            if request.method != "POST":
+                _error(responder, BadRequest("method not allowed; use POST", 405))
+                return
+            self._completion(request.body, path.endswith("chat/completions"), responder)
+        elif path in self._get:
+            if request.method != "GET":
+                _error(responder, BadRequest("method not allowed; use GET", 405))
+                return
+            responder.send(200, *self._get[path]())
+        else:
+            _error(responder, BadRequest(f"no route {path}", 404, "not_found"))
+
+    def _completion(self, raw: bytes, chat: bool, responder: Responder) -> None:
+        state = self.state
+        try:
+            try:
+                body = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                raise BadRequest("request body is not valid JSON") from None
+            req = parse_request(
+                body, chat, state.model_ids, DEFAULT_MAX_TOKENS, state.profile.reasoning_tokens
+            )
+        except BadRequest as exc:
+            _error(responder, exc)
+            return
+        sink = StreamSink if req.stream else WholeSink
+        rid = state.loop.submit(
+            req.prompt_tokens, req.max_tokens, lambda rid: sink(req, responder, rid)
+        )
+        responder.on_close = lambda: state.loop.cancel(rid)
+
+    def _models(self) -> tuple[str, bytes]:
+        state = self.state
+        entry = {
+            "id": state.profile.model_id,
+            "object": "model",
+            "created": state.started,
+            "owned_by": "servecap-sim",
+            "servecap_sim": {"profile": state.profile.name, "time_scale": state.time_scale},
+        }
+        return JSON, _json({"object": "list", "data": [entry]})
+
+    def _metrics(self) -> tuple[str, bytes]:
+        text = render_metrics(self.state.loop, self.state.profile.model_id)
+        return "text/plain; version=0.0.4", text.encode()
+
+
+def _error(responder: Responder, exc: BadRequest) -> None:
+    responder.send(exc.status, JSON, _json(exc.body()))

@@ -1,0 +1,163 @@
+"""The simulator's HTTP/1.1 layer over raw loopback sockets: framing, keep-alive, pipelining,
+malformed and oversized requests, routes and methods, and writes after the client left."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Iterator
+
+import h11
+import pytest
+
+from servecap.sim.http11 import MAX_BODY_BYTES
+from servecap.sim.profiles import builtin_profile
+from servecap.sim.runner import SimServerHandle, start_server_in_thread
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[SimServerHandle]:
+    with start_server_in_thread(builtin_profile("deterministic"), time_scale=10.0) as handle:
+        yield handle
+
+
+def _connect(sim: SimServerHandle) -> socket.socket:
+    sock = socket.create_connection((sim.host, sim.port), timeout=10)
+    return sock
+
+
+def _post(path: str, body: dict[str, object] | bytes) -> bytes:
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return (
+        b"POST %b HTTP/1.1\r\nHost: sim\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n%b" % (path.encode(), len(raw), raw)
+    )
+
+
+def _responses(sock: socket.socket, count: int) -> list[tuple[h11.Response, bytes]]:
+    """Read ``count`` whole responses with an independent parser (h11 client side)."""
+    conn = h11.Connection(h11.CLIENT)
+    conn.send(h11.Request(method="GET", target="/", headers=[("host", "sim")]))
+    conn.send(h11.EndOfMessage())
+    out: list[tuple[h11.Response, bytes]] = []
+    head: h11.Response | None = None
+    body = b""
+    while len(out) < count:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            data = sock.recv(65536)
+            conn.receive_data(data)
+            if not data:
+                break
+        elif isinstance(event, h11.Response):
+            head, body = event, b""
+        elif isinstance(event, h11.Data):
+            body += event.data
+        elif isinstance(event, h11.EndOfMessage):
+            assert head is not None
+            out.append((head, body))
+            if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
+                conn.start_next_cycle()
+                conn.send(h11.Request(method="GET", target="/", headers=[("host", "sim")]))
+                conn.send(h11.EndOfMessage())
+        elif isinstance(event, h11.ConnectionClosed):
+            break
+    return out
+
+
+def test_a_stream_is_chunked_and_ends_with_done(sim: SimServerHandle) -> None:
+    with _connect(sim) as sock:
+        sock.sendall(_post("/v1/completions", {"prompt": "hi", "max_tokens": 3, "stream": True}))
+        [(head, body)] = _responses(sock, 1)
+    assert head.status_code == 200
+    assert dict(head.headers)[b"transfer-encoding"] == b"chunked"
+    events = [e for e in body.decode().split("\n\n") if e]
+    assert len(events) == 4 and events[-1] == "data: [DONE]"
+    texts = [json.loads(e[6:])["choices"][0]["text"] for e in events[:-1]]
+    assert "".join(texts) == " the model is"
+
+
+def test_keep_alive_and_pipelined_requests_are_answered_in_order(sim: SimServerHandle) -> None:
+    stream = _post("/v1/completions", {"prompt": "a", "max_tokens": 2, "stream": True})
+    whole = _post("/v1/completions", {"prompt": [1, 2, 3], "max_tokens": 2})
+    health = b"GET /health HTTP/1.1\r\nHost: sim\r\n\r\n"
+    with _connect(sim) as sock:
+        sock.sendall(stream + whole + health)  # three requests in one write
+        answers = _responses(sock, 3)
+        sock.sendall(health)  # and the connection is still open afterwards
+        [(last, text)] = _responses(sock, 1)
+    assert [h.status_code for h, _ in answers] == [200, 200, 200]
+    assert answers[0][1].endswith(b"data: [DONE]\n\n")
+    assert json.loads(answers[1][1])["usage"]["prompt_tokens"] == 3
+    assert answers[2][1] == b"ok"
+    assert last.status_code == 200 and text == b"ok"
+
+
+def test_malformed_request_gets_400_and_the_connection_closes(sim: SimServerHandle) -> None:
+    with _connect(sim) as sock:
+        sock.sendall(b"THIS IS NOT HTTP\r\n\r\n")
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    assert data.startswith(b"HTTP/1.1 400 ")
+    assert b'"error"' in data
+
+
+def test_oversized_body_gets_413(sim: SimServerHandle) -> None:
+    head = (
+        b"POST /v1/completions HTTP/1.1\r\nHost: sim\r\nContent-Length: %d\r\n\r\n"
+        % (MAX_BODY_BYTES + 1)
+    )
+    with _connect(sim) as sock:
+        sock.sendall(head)
+        sent = 0
+        block = b"x" * 65536
+        data = b""
+        try:
+            while sent <= MAX_BODY_BYTES:
+                sock.sendall(block)
+                sent += len(block)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered and closed while we were still sending
+        try:
+            while chunk := sock.recv(65536):
+                data += chunk
+        except ConnectionResetError:
+            pass
+    assert data.startswith(b"HTTP/1.1 413 ")
+
+
+@pytest.mark.parametrize(
+    ("request_line", "status"),
+    [
+        (b"GET /nowhere HTTP/1.1", 404),
+        (b"GET /v1/completions HTTP/1.1", 405),
+        (b"POST /metrics HTTP/1.1", 405),
+    ],
+)
+def test_routes_and_methods(sim: SimServerHandle, request_line: bytes, status: int) -> None:
+    with _connect(sim) as sock:
+        sock.sendall(request_line + b"\r\nHost: sim\r\nContent-Length: 0\r\n\r\n")
+        [(head, body)] = _responses(sock, 1)
+    assert head.status_code == status
+    assert "message" in json.loads(body)["error"]
+
+
+def test_a_client_that_leaves_mid_stream_breaks_nothing(sim: SimServerHandle) -> None:
+    body = {"prompt": "x", "max_tokens": 400, "stream": True}
+    for _ in range(5):  # leave five streams in the middle, each on a fresh connection
+        sock = _connect(sim)
+        sock.sendall(_post("/v1/completions", body))
+        sock.recv(4096)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        sock.close()  # RST: later writes to it fail in the kernel
+    time.sleep(0.2)
+    with _connect(sim) as sock:  # the engine still serves, and the five are gone
+        sock.sendall(_post("/v1/completions", {"prompt": "y", "max_tokens": 2, "stream": True}))
+        [(head, _)] = _responses(sock, 1)
+        sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: sim\r\n\r\n")
+        [(_, metrics)] = _responses(sock, 1)
+    assert head.status_code == 200
+    running = [ln for ln in metrics.decode().splitlines() if ln.startswith("vllm:num_requests_run")]
+    assert running and running[0].endswith(" 0")
