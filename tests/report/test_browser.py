@@ -26,6 +26,11 @@ def _capacity(page) -> list[str]:
     return page.locator("#capacity-live tbody tr").all_inner_texts()
 
 
+def _heatmap_z(page) -> list[list[float]]:
+    """The z matrix chart 09 is drawn with now (read back from plotly's own state)."""
+    return page.evaluate("document.getElementById('chart-09').data[0].z")
+
+
 def test_report_renders_offline(seed_report: ReportPaths) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     errors: list[str] = []
@@ -44,11 +49,15 @@ def test_report_renders_offline(seed_report: ReportPaths) -> None:
                 page.wait_for_selector(f"#chart-{chart.id}[data-rendered='1'] .main-svg",
                                        timeout=30_000)
             before = _capacity(page)
+            heat_before = _heatmap_z(page)
             assert any("vllm-direct" in row and "427" in row for row in before)
             page.fill("#slo-ttft", "500")
             page.dispatch_event("#slo-ttft", "change")
             after = _capacity(page)
             assert after != before
+            heat_after = _heatmap_z(page)  # chart 09 follows the controls too
+            assert heat_after != heat_before
+            assert sum(map(sum, heat_after)) < sum(map(sum, heat_before))  # stricter TTFT
             assert any("vllm-direct" in row and "\t4\t" in row for row in after)
             page.select_option("#slo-stat", "mean")
             page.fill("#slo-ttft", "1000")

@@ -67,6 +67,30 @@
     };
   }
 
+  /* Chart 09 shows the same matrix as the table: recolour it from the live verdicts. */
+  function redrawHeatmap(plans, slo) {
+    var fig = data.figures["09"];
+    if (!fig) { return; }
+    var z = [], text = [];
+    plans.forEach(function (p) {
+      var zrow = [], trow = [];
+      data.levels.forEach(function (c) {
+        var v = p.verdicts.filter(function (x) { return x.c === c; })[0];
+        zrow.push(v ? (v.ttftOk ? 1 : 0) + (v.tpsOk ? 1 : 0) : -1);
+        trow.push(v ? (v.ttftOk ? "\u2713" : "\u2717") + (v.tpsOk ? "\u2713" : "\u2717") : "");
+      });
+      z.push(zrow);
+      text.push(trow);
+    });
+    fig.data[0].z = z;
+    fig.data[0].text = text;
+    fig.layout.yaxis.title = {text: "config (" + (slo.stat === "p90" ? "P90" : "mean") + ": TTFT, TPS)"};
+    var el = document.getElementById("chart-09");
+    if (el && el.getAttribute("data-rendered") === "1" && typeof Plotly !== "undefined") {
+      Plotly.react(el, fig.data, fig.layout);
+    }
+  }
+
   function update() {
     var slo = readSlo();
     if (!(slo.ttft > 0) || !(slo.tps >= 0) || !(slo.think >= 0)) { return; }
@@ -74,8 +98,10 @@
     var capacity = document.querySelector("#capacity-live tbody");
     matrix.textContent = "";
     capacity.textContent = "";
+    var plans = [];
     data.configs.forEach(function (cfg) {
       var p = plan(cfg.levels, slo);
+      plans.push(p);
       var row = document.createElement("tr");
       cell(row, cfg.name);
       data.levels.forEach(function (c) {
@@ -93,6 +119,7 @@
       cell(crow, p.users === null ? "0" : String(p.users));
       capacity.appendChild(crow);
     });
+    redrawHeatmap(plans, slo);
     document.getElementById("slo-live-label").textContent =
       "TTFT <= " + slo.ttft + " ms, TPS >= " + slo.tps + " tok/s on " +
       (slo.stat === "p90" ? "P90" : "mean") + ", think time " + slo.think + " s";
