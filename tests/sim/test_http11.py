@@ -3,6 +3,7 @@ malformed and oversized requests, routes and methods, and writes after the clien
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import time
@@ -11,7 +12,7 @@ from collections.abc import Iterator
 import h11
 import pytest
 
-from servecap.sim.http11 import MAX_BODY_BYTES
+from servecap.sim.http11 import MAX_BODY_BYTES, HttpRequest, Responder, start_http_server
 from servecap.sim.profiles import builtin_profile
 from servecap.sim.runner import SimServerHandle, start_server_in_thread
 
@@ -105,9 +106,8 @@ def test_malformed_request_gets_400_and_the_connection_closes(sim: SimServerHand
 
 
 def test_oversized_body_gets_413(sim: SimServerHandle) -> None:
-    head = (
-        b"POST /v1/completions HTTP/1.1\r\nHost: sim\r\nContent-Length: %d\r\n\r\n"
-        % (MAX_BODY_BYTES + 1)
+    head = b"POST /v1/completions HTTP/1.1\r\nHost: sim\r\nContent-Length: %d\r\n\r\n" % (
+        MAX_BODY_BYTES + 1
     )
     with _connect(sim) as sock:
         sock.sendall(head)
@@ -161,3 +161,24 @@ def test_a_client_that_leaves_mid_stream_breaks_nothing(sim: SimServerHandle) ->
     assert head.status_code == 200
     running = [ln for ln in metrics.decode().splitlines() if ln.startswith("vllm:num_requests_run")]
     assert running and running[0].endswith(" 0")
+
+
+async def test_a_handler_that_raises_gets_500_and_the_server_goes_on() -> None:
+    def handler(request: HttpRequest, responder: Responder) -> None:
+        if request.path == "/boom":
+            raise RuntimeError("a bug")
+        responder.send(200, "text/plain", b"fine")
+
+    server = await start_http_server(handler, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        answers = []
+        for path in (b"/boom", b"/ok"):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET %b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % path)
+            answers.append(await asyncio.wait_for(reader.read(), 10))
+            writer.close()
+    finally:
+        server.close()
+    assert answers[0].startswith(b"HTTP/1.1 500 ")
+    assert answers[1].startswith(b"HTTP/1.1 200 ") and answers[1].endswith(b"fine")

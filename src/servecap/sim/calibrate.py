@@ -153,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed-csv", required=True)
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--only", action="append", default=None, help="config name (repeatable)")
-    ap.add_argument("--evals", type=int, default=150, help="evaluations per search phase")
+    ap.add_argument("--evals", type=int, default=300, help="evaluations per search phase")
     ap.add_argument("--seeds", type=int, default=2, help="seeded sweeps averaged per loss")
     args = ap.parse_args(argv)
     levels = read_levels(args.seed_csv)

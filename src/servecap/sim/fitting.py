@@ -113,6 +113,7 @@ def default_free(base: ModelParams) -> list[str]:
     free = [k for k in FIT_BOUNDS if base.speculative or k not in spec]
     if not (base.speculative and base.spec_graph_max_batch):
         free.remove("spec_eager_factor")
+        free.remove("spec_eager_floor_ms")
     return free
 
 

@@ -16,6 +16,7 @@ requests wait their turn.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, cast
@@ -25,6 +26,7 @@ import h11
 MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_HEAD_BYTES = 64 * 1024
 SERVER_NAME = "servecap-sim"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,15 @@ class HttpConnection(asyncio.Protocol):
         )
         self._request, self._body = None, bytearray()
         responder = self._responder = Responder(self)
-        self._handler(request, responder)
+        try:
+            self._handler(request, responder)
+        except Exception:  # a handler bug answers 500 and closes; the server goes on
+            log.exception("simulator: handling %s %s failed", request.method, request.path)
+            if not responder.streaming and not responder.done:
+                responder.done = True
+                self._reject(500, "internal error in the simulator")
+            else:
+                self._close()
 
     def _reject(self, status: int, message: str) -> None:
         """Answer a request h11 could not parse, then close the connection."""

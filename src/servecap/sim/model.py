@@ -10,7 +10,7 @@ One step serves the running batch. Its duration is::
               + ctx_ms_per_ktoken * context_tokens_held / 1000
               + prefill_ms_per_token * prompt_tokens_this_step (+ prefill_step_ms if any)
               + [speculative] draft_ms + verify_ms_per_token * (n_decoding * (k + 1)) ** verify_exp
-                (decode, draft and verify times spec_eager_factor above spec_graph_max_batch)
+                (above spec_graph_max_batch: max(spec_eager_factor x that, spec_eager_floor_ms))
 
 times a seeded jitter factor. Prompts are prefilled in chunks of at most
 ``prefill_budget_tokens`` per step; a sequence emits its first token at the end of the step
@@ -22,8 +22,6 @@ scheduler is held for a seeded exponential time of mean ``admit_interval_ms``, a
 requests whose time is up join the batch together once there are at least
 ``admit_ratio * running`` of them, so prefills batch together. An idle engine admits at
 once, and requests that reach it within ``gather_ms`` of that start join without a hold.
-(``admit_hold = "interval"`` keeps the older gate: admit when ``waiting >= admit_ratio *
-running`` and ``admit_interval_ms`` has passed since the last admission.)
 
 The hold is per request and memoryless on purpose. A gate that opened a fixed interval
 after the last admission made a request's wait a cliff in its arrival phase (ready just
@@ -137,7 +135,6 @@ class StepEngine:
         self._step: _Step | None = None
         self._clock = 0.0
         self._batch_start = -np.inf  # when an idle engine last started a batch
-        self._last_admit = -np.inf
 
     def add(self, rid: int, prompt_tokens: int, max_tokens: int, now: float) -> None:
         """A request arrives at ``now``; the scheduler sees it ``frontend_ms`` later."""
@@ -190,9 +187,6 @@ class StepEngine:
     # -- internals -------------------------------------------------------------------------
 
     def _admit(self, t: float) -> None:
-        if self.p.admit_hold == "interval":
-            self._admit_at_intervals(t)
-            return
         while self._pending and self._pending[0][0] <= t:
             seq = heapq.heappop(self._pending)[2]
             window = self.p.gather_ms / 1000.0
@@ -217,27 +211,6 @@ class StepEngine:
             self._waiting.remove(seq)
             self._running.append(seq)
             self._kv_used += seq.reserve
-
-    def _admit_at_intervals(self, t: float) -> None:
-        """The older gate: hold new requests until ``waiting >= admit_ratio * running`` and
-        ``admit_interval_ms`` has passed since the last admission (a cliff in arrival phase)."""
-        while self._pending and self._pending[0][0] <= t:
-            self._waiting.append(heapq.heappop(self._pending)[2])
-        if self._running and self._waiting:
-            if len(self._waiting) < self.p.admit_ratio * len(self._running):
-                return
-            if t < self._last_admit + self.p.admit_interval_ms / 1000.0:
-                return
-        n_before = len(self._running)
-        while self._waiting and len(self._running) < self.p.max_num_seqs:
-            seq = self._waiting[0]
-            if self._running and self._kv_used + seq.reserve > self.p.kv_budget_tokens:
-                break
-            self._waiting.popleft()
-            self._running.append(seq)
-            self._kv_used += seq.reserve
-        if len(self._running) > n_before:
-            self._last_admit = t
 
     def _hold(self, busy: bool) -> float:
         """Seconds a request reaching a busy scheduler is held (memoryless, seeded)."""
@@ -273,7 +246,18 @@ class StepEngine:
         self._gauges()
 
     def _spec_on(self) -> bool:
-        return self.p.speculative and not (self.p.spec_off_when_waiting and self._waiting)
+        return self.p.speculative and not (self.p.spec_off_when_waiting and self._memory_bound())
+
+    def _memory_bound(self) -> bool:
+        """True when the head of the queue does not fit: no sequence slot or KV room left.
+        (Requests still in their admission hold are not memory pressure.)"""
+        if not self._waiting:
+            return False
+        head = self._waiting[0]
+        return (
+            len(self._running) >= self.p.max_num_seqs
+            or self._kv_used + head.reserve > self.p.kv_budget_tokens
+        )
 
     def _decode_plan(self, decoding: list[_Seq]) -> list[tuple[_Seq, int]]:
         if not decoding:
@@ -298,7 +282,7 @@ class StepEngine:
             k = p.num_spec_tokens
             decode += p.draft_ms + p.verify_ms_per_token * (n_decoding * (k + 1)) ** p.verify_exp
             if 0 < p.spec_graph_max_batch < n_decoding:
-                decode *= p.spec_eager_factor
+                decode = max(decode * p.spec_eager_factor, p.spec_eager_floor_ms)
         ms = p.step_base_ms + decode
         if p.ctx_ms_per_ktoken:
             ctx = sum(s.prompt - s.prefill_left + s.generated for s in self._running)

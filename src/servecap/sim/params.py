@@ -6,8 +6,6 @@ seconds internally. Every field has a default so a profile file may set only wha
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
 #: the names the calibrator may tune, with their (low, high) search bounds
@@ -27,6 +25,7 @@ FIT_BOUNDS: dict[str, tuple[float, float]] = {
     "verify_ms_per_token": (0.0, 2.0),
     "verify_exp": (0.5, 2.5),
     "spec_eager_factor": (1.0, 4.0),
+    "spec_eager_floor_ms": (0.0, 300.0),
 }
 
 
@@ -62,9 +61,6 @@ class ModelParams(BaseModel):
     # requests that reach the scheduler within gather_ms of an idle engine starting a batch
     # join it without the hold (a closed loop's streams come back a few ms apart)
     gather_ms: float = Field(0.0, ge=0.0)
-    # "interval": the older gate instead (admit when waiting >= admit_ratio * running and
-    # admit_interval_ms has passed since the last admission; sensitive to arrival phase)
-    admit_hold: Literal["exponential", "interval"] = "exponential"
     # speculative decoding (num_spec_tokens = 0 disables it)
     num_spec_tokens: int = Field(0, ge=0, le=32)
     acceptance: float = Field(0.0, ge=0.0, le=1.0)
@@ -73,9 +69,13 @@ class ModelParams(BaseModel):
     verify_exp: float = Field(1.0, gt=0.0, le=4.0)
     # speculative steps with more than spec_graph_max_batch decoding sequences run without
     # captured graphs: their decode + draft + verify cost is multiplied by spec_eager_factor
+    # and is at least spec_eager_floor_ms (eager steps are bound by kernel launches on the
+    # CPU, which the GPU's work overlaps: the step takes the longer of the two)
     spec_graph_max_batch: int = Field(0, ge=0)  # 0 = no limit
     spec_eager_factor: float = Field(1.0, ge=1.0, le=10.0)
-    # turn speculation off for a step while requests wait for KV space (memory pressure)
+    spec_eager_floor_ms: float = Field(0.0, ge=0.0)
+    # turn speculation off for a step while the next waiting request finds no KV space or
+    # sequence slot (memory pressure; requests in their admission hold do not count)
     spec_off_when_waiting: bool = False
     # seeded multiplicative jitter on step times (standard deviation as a fraction)
     jitter: float = Field(0.0, ge=0.0, le=0.5)

@@ -118,21 +118,22 @@ _START: dict[str, dict[str, float]] = {
         "admit_interval_ms": 712.2,
     },
     "sglang-spec": {
-        "frontend_ms": 373.0,
-        "frontend_jitter": 0.187,
-        "step_base_ms": 7.674,
-        "decode_ms_per_seq": 1.095,
-        "decode_exp": 0.8638,
-        "ctx_ms_per_ktoken": 0.1757,
-        "prefill_ms_per_token": 0.09775,
-        "prefill_step_ms": 63.09,
-        "admit_ratio": 0.09959,
-        "admit_interval_ms": 272.7,
-        "acceptance": 0.5705,
-        "draft_ms": 0.9532,
-        "verify_ms_per_token": 0.2506,
-        "verify_exp": 1.151,
-        "spec_eager_factor": 1.68,
+        "frontend_ms": 69.84,
+        "frontend_jitter": 0.3477,
+        "step_base_ms": 12.94,
+        "decode_ms_per_seq": 1.834,
+        "decode_exp": 0.5057,
+        "ctx_ms_per_ktoken": 0.9009,
+        "prefill_ms_per_token": 0.05944,
+        "prefill_step_ms": 315.7,
+        "admit_ratio": 0.04,
+        "admit_interval_ms": 0.0,
+        "acceptance": 0.7889,
+        "draft_ms": 0.0,
+        "verify_ms_per_token": 0.5028,
+        "verify_exp": 1.043,
+        "spec_eager_factor": 1.0,
+        "spec_eager_floor_ms": 104.5,
     },
 }
 
@@ -199,10 +200,5 @@ def seed_bases() -> dict[str, Profile]:
             kv_budget_tokens=8192,  # 32 requests of 128 + 128 tokens
             spec_off_when_waiting=True,
             spec_graph_max_batch=8,
-            # the memoryless hold has not been fitted to this deployment's c=16/32 ITL (spec
-            # off while held requests wait) within Appendix A's bounds yet; its 373 ms +-19%
-            # frontend spreads arrivals far more than a client's turnaround does
-            admit_hold="interval",
-            gather_ms=0.0,
         ),
     }
