@@ -121,7 +121,8 @@ class EngineLoop:
             if not await self._sleep_until(wake, target):
                 continue
             self.lateness.add(max(0.0, time.monotonic() - target))
-            self._deliver(self.engine.advance(due), target)
+            self._deliver(self.engine.finish(due), target)
+            self.engine.plan()
 
     def _deliver(self, emissions: list[Emission], target: float) -> None:
         sinks = self._sinks

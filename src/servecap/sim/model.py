@@ -62,6 +62,10 @@ class Engine(Protocol):
 
     def advance(self, now: float) -> list[Emission]: ...
 
+    def finish(self, now: float) -> list[Emission]: ...
+
+    def plan(self) -> None: ...
+
 
 @dataclass
 class Counters:
@@ -172,17 +176,27 @@ class StepEngine:
 
     def advance(self, now: float) -> list[Emission]:
         """Finish the step due at ``now`` (if any) and plan the next one."""
-        out: list[Emission] = []
-        if self._step is not None:
-            if now < self._step.end:
-                return out
-            self._clock = self._step.end
-            out = self._finish(self._step)
-            self._step = None
-        else:
-            self._clock = max(self._clock, now)
-        self._plan(self._clock)
+        out = self.finish(now)
+        self.plan()
         return out
+
+    def finish(self, now: float) -> list[Emission]:
+        """The first half of ``advance``: finish the step due at ``now``, if any. A real-time
+        driver delivers the emissions before it calls ``plan``, so planning a big batch does
+        not delay the tokens (the plan's virtual time is the same either way)."""
+        if self._step is None:
+            self._clock = max(self._clock, now)
+            return []
+        if now < self._step.end:
+            return []
+        self._clock = self._step.end
+        step, self._step = self._step, None
+        return self._finish(step)
+
+    def plan(self) -> None:
+        """The second half of ``advance``: plan the next step at the engine's clock."""
+        if self._step is None:
+            self._plan(self._clock)
 
     # -- internals -------------------------------------------------------------------------
 
@@ -359,6 +373,13 @@ class FixedEngine:
         while self._heap and self._heap[0][2] not in self._left:
             heapq.heappop(self._heap)
         return self._heap[0][0] if self._heap else None
+
+    def finish(self, now: float) -> list[Emission]:
+        """Same as ``advance``: a fixed schedule has nothing to plan."""
+        return self.advance(now)
+
+    def plan(self) -> None:
+        """Nothing to plan on a fixed schedule."""
 
     def advance(self, now: float) -> list[Emission]:
         """Emit every chunk due at or before ``now``."""
