@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SEED = ROOT.parent / "shared" / "seed" / "kimi-k3-b300-appendix-a.csv"
+SEED = ROOT / "tests" / "data" / "kimi-k3-b300-appendix-a.csv"  # copy of ../shared/seed
 METRICS = ("ttft_mean_ms", "itl_mean_ms", "tps_mean", "latency_mean_s")
 
 

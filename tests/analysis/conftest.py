@@ -7,8 +7,8 @@ import pytest
 from servecap.analysis import Analysis, AnalysisOptions, ConfigSeries, analyse, infer_pairs
 from servecap.storage.import_summary import import_summary
 from servecap.storage.runs import load_runs
+from tests.seed_data import SEED_CSV
 
-SEED_CSV = Path(__file__).resolve().parents[2] / ".." / "shared" / "seed"
 ORDER = ["vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec"]
 # The seed report's section 1 choices, per scenario.
 SEED_CHOICES = {
@@ -20,13 +20,7 @@ SEED_CHOICES = {
 
 
 def seed_csv() -> Path:
-    for candidate in (
-        Path("/work/shared/seed/kimi-k3-b300-appendix-a.csv"),
-        SEED_CSV / "kimi-k3-b300-appendix-a.csv",
-    ):
-        if candidate.is_file():
-            return candidate
-    pytest.skip("seed appendix CSV not available")
+    return SEED_CSV
 
 
 @pytest.fixture(scope="session")

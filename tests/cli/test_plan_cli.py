@@ -1,22 +1,19 @@
 """The issue's 'done when': import the seed's Appendix A, then plan it from the command line."""
 
 import json
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from servecap.cli.main import app
+from tests.seed_data import SEED_CSV
 
-SEED_CSV = Path(__file__).resolve().parents[3] / "shared" / "seed" / "kimi-k3-b300-appendix-a.csv"
 ORDER = ["vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec"]
 runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
-    if not SEED_CSV.exists():
-        pytest.skip("seed CSV not present beside the repository")
     out = tmp_path_factory.mktemp("x")
     result = runner.invoke(app, ["import-summary", str(SEED_CSV), "--out", str(out)])
     assert result.exit_code == 0, result.output

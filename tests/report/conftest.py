@@ -7,17 +7,13 @@ import pytest
 from servecap.api.report import ReportModel, ReportOptions, ReportPaths, build_report, write_report
 from servecap.storage.import_summary import import_summary
 from servecap.storage.runs import load_runs
+from tests.seed_data import SEED_CSV
 
-SEED_CSV = Path("/work/shared/seed/kimi-k3-b300-appendix-a.csv")
 ORDER = ["vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec"]
 
 
 def seed_csv() -> Path:
-    candidates = [SEED_CSV, Path(__file__).resolve().parents[3] / "shared/seed" / SEED_CSV.name]
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    pytest.skip("seed appendix CSV not available")
+    return SEED_CSV
 
 
 @pytest.fixture(scope="session")

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from servecap.sim.calibrate import read_levels
 from servecap.sim.profiles import load_profile
 from servecap.sim.sweep import closed_loop_sweep, fit_errors
+from tests.seed_data import SEED_CSV
 
-SEED_CSV = Path(__file__).resolve().parents[3] / "shared" / "seed" / "kimi-k3-b300-appendix-a.csv"
 CONFIGS = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")
 
-pytestmark = pytest.mark.skipif(not SEED_CSV.is_file(), reason="seed CSV not available")
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,4 @@
 import json
-from pathlib import Path
 
 import pytest
 
@@ -8,15 +7,13 @@ from servecap.core.config import SLO
 from servecap.core.errors import DataFormatError
 from servecap.storage.import_summary import import_summary
 from servecap.storage.safe_files import neutralise_cell, safe_name
+from tests.seed_data import SEED_CSV
 
-SEED_CSV = Path(__file__).resolve().parents[3] / "shared" / "seed" / "kimi-k3-b300-appendix-a.csv"
 ORDER = ["vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec"]
 
 
 @pytest.fixture(scope="module")
 def seed_runs(tmp_path_factory):
-    if not SEED_CSV.exists():
-        pytest.skip("seed CSV not present beside the repository")
     out = tmp_path_factory.mktemp("seed")
     import_summary(SEED_CSV, out)
     return out
