@@ -11,8 +11,8 @@ per stream), pinned to CPU 1, runs closed-loop streams at rising concurrency. Pe
 - ``first_token_late_mean_ms``: first-token writes after their event's target (TTFT error);
 - ``chunk_late_mean_ms``: every chunk write after its event's target. Writes are
   sequential, so the k-th of n streams in a step gets its chunk k writes late; this is the
-  cost of one socket write per stream per step (5-6 us on this machine's loopback, see
-  ``--send-cost``), the same for every step, so ITL does not see it;
+  cost of one socket write per stream per step (see ``--floor``), the same for every step,
+  so ITL does not see it;
 - ``server_user_pct``, ``server_sys_pct`` (Python and kernel) and ``client_cpu_pct``: share
   of one core each used.
 
@@ -21,7 +21,11 @@ client-visible errors are under 1 ms (mean |ITL error| and mean first-token late
 Usage::
 
     python bench/sim_capacity.py [--levels 256,512,1024,1536,2048] [--seconds 8]
-    python bench/sim_capacity.py --send-cost    # cost of one small loopback send
+    python bench/sim_capacity.py --floor [--levels ...]   # the kernel's share alone
+
+``--floor`` replaces the simulator by the least any server must do (one 200-byte send per
+stream per ITL, no HTTP, no model) and prints the CPU share that takes on one core: the
+kernel's part of it bounds every single-threaded server on this machine.
 """
 
 from __future__ import annotations
@@ -29,11 +33,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import socket
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import uvloop
@@ -162,24 +168,66 @@ async def run_level(
     }
 
 
-def send_cost(n: int = 1024, rounds: int = 200) -> float:
-    """Microseconds one 200-byte send() to a loopback TCP peer costs this process."""
+def floor_server(port_out: Any, n: int, itl: float, seconds: float) -> None:
+    """The least any server must do: one 200-byte send per stream per ``itl`` (no HTTP, no
+    model), pinned to CPU 0. Used by ``--floor`` to show what the kernel alone costs."""
+    os.sched_setaffinity(0, {0})
     listener = socket.create_server(("127.0.0.1", 0), backlog=n)
-    port = listener.getsockname()[1]
-    clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
-    servers = [listener.accept()[0] for _ in range(n)]
+    port_out.send(listener.getsockname()[1])
+    socks = [listener.accept()[0] for _ in range(n)]
+    for sock in socks:  # as asyncio and uvloop set it on every TCP transport
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     data = b"x" * 200
-    spent = 0.0
-    for _ in range(rounds):
-        t0 = time.process_time()
-        for s in servers:
-            s.send(data)
-        spent += time.process_time() - t0
-        for c in clients:
-            c.recv(65536)
-    for s in [*clients, *servers, listener]:
-        s.close()
-    return 1e6 * spent / (n * rounds)
+    t = time.monotonic()
+    end = t + seconds
+    while t < end:
+        for sock in socks:
+            sock.send(data)
+        t += itl
+        time.sleep(max(0.0, t - time.monotonic()))
+    for sock in socks:
+        sock.close()
+
+
+class Drain(asyncio.Protocol):
+    """Reads and counts bytes until the server closes."""
+
+    def __init__(self) -> None:
+        self.closed = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        pass
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+async def drain_all(port: int, n: int) -> None:
+    loop = asyncio.get_running_loop()
+    conns = [(await loop.create_connection(Drain, "127.0.0.1", port))[1] for _ in range(n)]
+    await asyncio.gather(*[c.closed for c in conns])
+
+
+def floor(n: int, itl: float, seconds: float) -> dict[str, float]:
+    """CPU share the floor server needs for ``n`` streams (user and kernel)."""
+    parent, child = multiprocessing.Pipe()
+    proc = multiprocessing.Process(target=floor_server, args=(child, n, itl, seconds))
+    proc.start()
+    port = parent.recv()
+    assert proc.pid is not None
+    os.sched_setaffinity(0, {1})
+    t0, (u0, s0) = time.monotonic(), cpu_seconds(proc.pid)
+    uvloop.run(drain_all(port, n))
+    wall, (u1, s1) = time.monotonic() - t0, cpu_seconds(proc.pid)
+    proc.join()
+    return {
+        "streams": n,
+        "sends_per_s": round(n / itl),
+        "floor_user_pct": round(100 * (u1 - u0) / wall),
+        "floor_sys_pct": round(100 * (s1 - s0) / wall),
+        "kernel_us_per_send": round(1e6 * (s1 - s0) / (wall * n / itl), 2),
+    }
 
 
 def main() -> None:
@@ -189,12 +237,13 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--itl-ms", type=float, default=10.0)
     ap.add_argument("--tokens", type=int, default=100)
-    ap.add_argument("--send-cost", action="store_true")
+    ap.add_argument("--floor", action="store_true", help="measure the kernel floor instead")
     args = ap.parse_args()
-    if args.send_cost:
-        print(f"one 200-byte loopback send: {send_cost():.2f} us of CPU")
-        return
     itl = args.itl_ms / 1000.0
+    if args.floor:
+        for c in [int(x) for x in args.levels.split(",")]:
+            print(json.dumps(floor(c, itl, args.seconds)), flush=True)
+        return
     prof = {
         "name": "flat",
         "params": {"step_base_ms": args.itl_ms, "idle_window_ms": 0.0, "max_num_seqs": 65536},
