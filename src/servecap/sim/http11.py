@@ -16,6 +16,7 @@ requests wait their turn.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -59,9 +60,9 @@ class Responder:
     def send(self, status: int, content_type: str, body: bytes) -> None:
         """A complete response with a Content-Length body."""
         headers = [("content-type", content_type), ("content-length", str(len(body)))]
-        self._conn.write_head(status, headers)
-        self._conn.write_data(body)
-        self._finish()
+        if not self.done:  # one write: head, body and end together
+            self.done = True
+            self._conn.finish_response(self._conn.head(status, headers) + self._conn.data(body))
 
     def start_stream(self, status: int, content_type: str) -> None:
         """Send the head of a chunked response (server-sent events)."""
@@ -71,22 +72,24 @@ class Responder:
             ("cache-control", "no-cache"),
             ("x-accel-buffering", "no"),
         ]
-        self._conn.write_head(status, headers)
+        self._conn.write_raw(self._conn.head(status, headers))
         self.streaming = True
 
     def write_chunk(self, data: bytes) -> None:
         """One chunk of the streamed body (synchronous: the transport buffers it)."""
         if not self.done:
-            self._conn.write_raw(b"%x\r\n%b\r\n" % (len(data), data))
+            self._conn.write_raw(_frame(data))
 
-    def end_stream(self) -> None:
-        """Close the chunked body."""
-        self._finish()
-
-    def _finish(self) -> None:
+    def end_stream(self, last: bytes = b"") -> None:
+        """Close the chunked body, with ``last`` as its final chunk (in the same write)."""
         if not self.done:
             self.done = True
-            self._conn.finish_response()
+            self._conn.finish_response(_frame(last) if last else b"")
+
+
+def _frame(data: bytes) -> bytes:
+    """One chunk of a chunked body."""
+    return b"%x\r\n%b\r\n" % (len(data), data)
 
 
 class HttpConnection(asyncio.Protocol):
@@ -125,23 +128,24 @@ class HttpConnection(asyncio.Protocol):
 
     # -- used by Responder ------------------------------------------------------------
 
-    def write_head(self, status: int, headers: list[tuple[str, str]]) -> None:
-        """Write the response line and headers."""
+    def head(self, status: int, headers: list[tuple[str, str]]) -> bytes:
+        """The response line and headers, as bytes to write."""
         head = h11.Response(status_code=status, headers=[("server", SERVER_NAME), *headers])
-        self.write_raw(self._h11.send(head) or b"")
+        return self._h11.send(head) or b""
 
-    def write_data(self, data: bytes) -> None:
+    def data(self, data: bytes) -> bytes:
         """Body bytes through h11 (it counts them against Content-Length)."""
-        self.write_raw(self._h11.send(h11.Data(data=data)) or b"")
+        return self._h11.send(h11.Data(data=data)) or b""
 
     def write_raw(self, data: bytes) -> None:
         """Bytes straight to the socket (no-op once the client is gone)."""
         if self._transport is not None:
             self._transport.write(data)
 
-    def finish_response(self) -> None:
-        """End the body; keep the connection for the next request when both sides allow."""
-        self.write_raw(self._h11.send(h11.EndOfMessage()) or b"")
+    def finish_response(self, pending: bytes = b"") -> None:
+        """Write ``pending`` and the end of the body in one go; keep the connection for the
+        next request when both sides allow."""
+        self.write_raw(pending + (self._h11.send(h11.EndOfMessage()) or b""))
         self._responder = None
         if self._h11.our_state is h11.MUST_CLOSE or self._h11.their_state is h11.MUST_CLOSE:
             self._close()
@@ -208,11 +212,8 @@ class HttpConnection(asyncio.Protocol):
         if self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):
             headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
             headers.append(("connection", "close"))
-            try:
-                self.write_head(status, headers)
-                self.write_data(body)
-            except h11.LocalProtocolError:
-                pass
+            with contextlib.suppress(h11.LocalProtocolError):  # too late to answer: just close
+                self.write_raw(self.head(status, headers) + self.data(body))
         self._close()
 
     def _close(self) -> None:

@@ -78,8 +78,7 @@ class StreamSink:
         if em.done:
             if self._req.include_usage:
                 data += sse(self._maker.usage_chunk(self._sent))
-            self._responder.write_chunk(data + DONE)
-            self._responder.end_stream()
+            self._responder.end_stream(data + DONE)
         else:
             self._responder.write_chunk(data)
 
