@@ -182,3 +182,15 @@ async def test_a_handler_that_raises_gets_500_and_the_server_goes_on() -> None:
         server.close()
     assert answers[0].startswith(b"HTTP/1.1 500 ")
     assert answers[1].startswith(b"HTTP/1.1 200 ") and answers[1].endswith(b"fine")
+
+
+def test_a_client_that_half_closes_still_gets_the_whole_stream(sim: SimServerHandle) -> None:
+    with _connect(sim) as sock:
+        sock.sendall(_post("/v1/completions", {"prompt": "hi", "max_tokens": 5, "stream": True}))
+        sock.shutdown(socket.SHUT_WR)  # done sending; still reading
+        data = b""
+        while chunk := sock.recv(65536):  # ends when the server closes after the answer
+            data += chunk
+    assert data.startswith(b"HTTP/1.1 200 ")
+    assert data.count(b'"text"') == 5
+    assert data.endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")

@@ -114,9 +114,11 @@ class HttpConnection(asyncio.Protocol):
         self._process()
 
     def eof_received(self) -> bool | None:
+        # a client may half-close after its request: keep the transport open for the answer
+        # (h11 sees the EOF; the connection closes once the response is done)
         self._h11.receive_data(b"")
         self._process()
-        return None
+        return True
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
@@ -147,7 +149,10 @@ class HttpConnection(asyncio.Protocol):
         next request when both sides allow."""
         self.write_raw(pending + (self._h11.send(h11.EndOfMessage()) or b""))
         self._responder = None
-        if self._h11.our_state is h11.MUST_CLOSE or self._h11.their_state is h11.MUST_CLOSE:
+        if self._h11.our_state is h11.MUST_CLOSE or self._h11.their_state in (
+            h11.MUST_CLOSE,
+            h11.CLOSED,
+        ):
             self._close()
             return
         if self._h11.their_state is h11.DONE:
