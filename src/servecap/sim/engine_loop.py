@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -124,7 +124,7 @@ class EngineLoop:
             self._deliver(self.engine.finish(due), target)
             self.engine.plan()
 
-    def _deliver(self, emissions: list[Emission], target: float) -> None:
+    def _deliver(self, emissions: Iterable[Emission], target: float) -> None:
         sinks = self._sinks
         chunks, first_tokens = self.chunks, self.first_tokens
         for em in emissions:

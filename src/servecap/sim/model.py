@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
@@ -62,7 +63,7 @@ class Engine(Protocol):
 
     def advance(self, now: float) -> list[Emission]: ...
 
-    def finish(self, now: float) -> list[Emission]: ...
+    def finish(self, now: float) -> Iterable[Emission]: ...
 
     def plan(self) -> None: ...
 
@@ -176,22 +177,24 @@ class StepEngine:
 
     def advance(self, now: float) -> list[Emission]:
         """Finish the step due at ``now`` (if any) and plan the next one."""
-        out = self.finish(now)
+        out = list(self.finish(now))
         self.plan()
         return out
 
-    def finish(self, now: float) -> list[Emission]:
-        """The first half of ``advance``: finish the step due at ``now``, if any. A real-time
-        driver delivers the emissions before it calls ``plan``, so planning a big batch does
-        not delay the tokens (the plan's virtual time is the same either way)."""
+    def finish(self, now: float) -> Iterator[Emission]:
+        """The first half of ``advance``: finish the step due at ``now``, if any, yielding its
+        emissions (first tokens first). A real-time driver delivers each as it comes, so the
+        first tokens go out before the rest of a big batch is even counted; it must consume
+        them all before it calls ``plan``, which does not delay the tokens either (the plan's
+        virtual time is the same either way)."""
         if self._step is None:
             self._clock = max(self._clock, now)
-            return []
+            return iter(())
         if now < self._step.end:
-            return []
+            return iter(())
         self._clock = self._step.end
         step, self._step = self._step, None
-        return self._finish(step)
+        return self._emissions(step)
 
     def plan(self) -> None:
         """The second half of ``advance``: plan the next step at the engine's clock."""
@@ -307,34 +310,33 @@ class StepEngine:
             ms *= max(0.05, 1.0 + p.jitter * float(self._rng.standard_normal()))
         return ms
 
-    def _finish(self, step: _Step) -> list[Emission]:
+    def _emissions(self, step: _Step) -> Iterator[Emission]:
         # first tokens go first: a driver that delivers emissions one by one then adds the
         # least delay to TTFT (a step's decode emissions are many, its first tokens few)
-        out: list[Emission] = []
         done: list[_Seq] = []
+        tokens = 0
         for seq in step.prefilled:
             if seq.cancelled:
                 continue
             seq.generated = 1
-            out.append(Emission(seq.rid, 1, True, seq.generated >= seq.max_tokens))
+            tokens += 1
             if seq.generated >= seq.max_tokens:
                 done.append(seq)
-        tokens = len(out)
+            yield Emission(seq.rid, 1, True, seq.generated >= seq.max_tokens)
         for seq, n in step.decoded:
             if seq.cancelled:
                 continue
             seq.generated += n
             tokens += n
             finished = seq.generated >= seq.max_tokens
-            out.append(Emission(seq.rid, n, False, finished))
             if finished:
                 done.append(seq)
+            yield Emission(seq.rid, n, False, finished)
         self.counters.generation_tokens += tokens
         if done:
             ids = {seq.rid for seq in done}
             self._running = [s for s in self._running if s.rid not in ids]
             self._kv_used -= sum(seq.reserve for seq in done)
-        return out
 
     def _gauges(self) -> None:
         c = self.counters
