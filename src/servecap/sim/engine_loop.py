@@ -46,9 +46,13 @@ class Lateness:
     max: float = 0.0
 
     def add(self, late: float) -> None:
-        self.count += 1
-        self.total += late
-        self.max = max(self.max, late)
+        self.add_many(late, 1, late)
+
+    def add_many(self, total: float, count: int, worst: float) -> None:
+        """Fold in ``count`` latenesses summing to ``total``, the largest ``worst``."""
+        self.count += count
+        self.total += total
+        self.max = max(self.max, worst)
 
     @property
     def mean(self) -> float:
@@ -125,8 +129,11 @@ class EngineLoop:
             self.engine.plan()
 
     def _deliver(self, emissions: Iterable[Emission], target: float) -> None:
-        sinks = self._sinks
-        chunks, first_tokens = self.chunks, self.first_tokens
+        # the hot loop of the simulator (once per chunk): lateness is summed in locals and
+        # folded into the counters once per step
+        sinks, clock = self._sinks, time.monotonic
+        total = worst = first_total = first_worst = 0.0
+        count = first_count = 0
         for em in emissions:
             sink = sinks.get(em.rid)
             if sink is None:
@@ -139,7 +146,14 @@ class EngineLoop:
             except Exception:  # one broken stream must not stop the engine for all
                 log.exception("simulator: delivering to request %d failed", em.rid)
                 self.cancel(em.rid)
-            late = max(0.0, time.monotonic() - target)
-            chunks.add(late)
+            late = clock() - target
+            total += late
+            count += 1
+            if late > worst:
+                worst = late
             if em.first:
-                first_tokens.add(late)
+                first_total += late
+                first_count += 1
+                first_worst = max(first_worst, late)
+        self.chunks.add_many(total, count, worst)
+        self.first_tokens.add_many(first_total, first_count, first_worst)
