@@ -1,9 +1,12 @@
 """servecap.sim: a simulated OpenAI-compatible inference server (an island package).
 
 It imports nothing else of servecap. Modules: ``params`` and ``model`` (the performance
-model in virtual time), ``sweep`` (closed-loop sweep without sockets), ``profiles``
-(built-in and user profiles), ``fitting`` and ``calibrate`` (fit a profile to measured
-means), ``server`` and ``runner`` (the HTTP server), ``cli`` (``servecap sim``).
+model in virtual time), ``fixed_engine`` (the deterministic profile's exact schedule),
+``engines`` (which of the two a profile gets), ``engine_loop`` (the model in real time),
+``sweep`` (closed-loop sweep without sockets), ``profiles`` (built-in and user profiles),
+``fitting`` and ``calibrate`` (fit a profile to measured means), ``http11`` (HTTP/1.1 over
+asyncio), ``server`` (the endpoints) and ``runner`` (serve, thread, child process), ``cli``
+(``servecap sim``).
 """
 
 SIM_VERSION = "0.1.0"

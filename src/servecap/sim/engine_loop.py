@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from servecap.sim.model import Emission, make_engine
+from servecap.sim.engines import make_engine
+from servecap.sim.model import Emission
 from servecap.sim.params import ModelParams
 
 FINE_S = 0.001

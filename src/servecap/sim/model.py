@@ -345,81 +345,6 @@ class StepEngine:
         c.kv_usage = min(1.0, self._kv_used / self.p.kv_budget_tokens)
 
 
-class FixedEngine:
-    """Exact schedule, independent of load: first chunk at TTFT, then one chunk of
-    ``tokens_per_chunk`` tokens every ``tokens_per_chunk * ITL``."""
-
-    def __init__(self, params: ModelParams) -> None:
-        self.p = params
-        self.counters = Counters()
-        self._heap: list[tuple[float, int, int]] = []
-        self._left: dict[int, int] = {}
-        self._started: set[int] = set()
-        self._seq = 0
-
-    def add(self, rid: int, prompt_tokens: int, max_tokens: int, now: float) -> None:
-        """Schedule the first chunk of a new request."""
-        ttft = (self.p.fixed_ttft_ms or 0.0) / 1000.0
-        self._left[rid] = max(1, max_tokens)
-        self.counters.prompt_tokens += max(1, prompt_tokens)
-        self._push(now + ttft, rid)
-
-    def cancel(self, rid: int) -> None:
-        """Drop a request; its queued events are skipped."""
-        self._left.pop(rid, None)
-        self._started.discard(rid)
-        self.counters.running = len(self._left)
-
-    def next_time(self) -> float | None:
-        """Time of the earliest scheduled chunk."""
-        while self._heap and self._heap[0][2] not in self._left:
-            heapq.heappop(self._heap)
-        return self._heap[0][0] if self._heap else None
-
-    def finish(self, now: float) -> list[Emission]:
-        """Same as ``advance``: a fixed schedule has nothing to plan."""
-        return self.advance(now)
-
-    def plan(self) -> None:
-        """Nothing to plan on a fixed schedule."""
-
-    def advance(self, now: float) -> list[Emission]:
-        """Emit every chunk due at or before ``now``."""
-        out: list[Emission] = []
-        gap = self.p.tokens_per_chunk * (self.p.fixed_itl_ms or 0.0) / 1000.0
-        while self._heap and self._heap[0][0] <= now:
-            t, _, rid = heapq.heappop(self._heap)
-            left = self._left.get(rid)
-            if left is None:
-                continue
-            n = min(self.p.tokens_per_chunk, left)
-            first = rid not in self._started
-            self._started.add(rid)
-            left -= n
-            out.append(Emission(rid, n, first, left == 0))
-            self.counters.generation_tokens += n
-            if left == 0:
-                del self._left[rid]
-                self._started.discard(rid)
-            else:
-                self._left[rid] = left
-                self._push(t + gap, rid)
-        self.counters.running = len(self._left)
-        return out
-
-    def _push(self, t: float, rid: int) -> None:
-        self._seq += 1
-        heapq.heappush(self._heap, (t, self._seq, rid))
-        self.counters.running = len(self._left)
-
-
-def make_engine(params: ModelParams, seed: int = 0) -> StepEngine | FixedEngine:
-    """The engine a profile's parameters call for."""
-    if params.fixed:
-        return FixedEngine(params)
-    return StepEngine(params, seed=seed)
-
-
 def ceil_div(a: int, b: int) -> int:
     """Integer ceiling division."""
     return -(-a // b)
@@ -429,10 +354,8 @@ __all__ = [
     "Counters",
     "Emission",
     "Engine",
-    "FixedEngine",
     "StepEngine",
     "accepted_drafts",
     "ceil_div",
     "expected_tokens_per_step",
-    "make_engine",
 ]

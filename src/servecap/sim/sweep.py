@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from servecap.sim.model import make_engine
+from servecap.sim.engines import make_engine
 from servecap.sim.params import ModelParams
 
 SEED_LEVELS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
