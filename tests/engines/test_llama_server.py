@@ -85,7 +85,7 @@ def test_keep_alive_reuse_without_connection_close(
     """llama-server says `Keep-Alive` yet closes after each stream.
 
     The pool may hand that closed connection to the next request, which fails before any
-    response byte; the client sends it again on a new connection and counts it.
+    response byte; the client sends it again on another connection and counts it.
     """
     run_dir = run_sweep(
         llama_engine.base_url, llama_engine.model, tmp_path, "keepalive", levels="1,4",
@@ -94,4 +94,4 @@ def test_keep_alive_reuse_without_connection_close(
     records = measured(run_dir)
     failed = [(r.reason, r.detail) for r in records if not r.ok]
     assert not failed, failed[:3]
-    assert all(r.reconnects <= 2 for r in records)
+    assert all(r.reconnects <= 4 for r in records)  # at most the pool's connections (c <= 4)

@@ -29,8 +29,33 @@ from servecap.sse.decoder import SSEDecoder
 from servecap.workload.prompts import Prompt
 
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-MAX_RECONNECTS = 2
 STALE_CONNECTION_ERRORS = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
+# a guard only: each stale pooled connection is dropped as it fails, so a request meets at
+# most as many of them in a row as the pool held
+MAX_RECONNECTS = 64
+
+
+class ConnectionUse:
+    """Per attempt: whether aiohttp handed the request a pooled (reused) connection."""
+
+    __slots__ = ("reused",)
+
+    def __init__(self) -> None:
+        self.reused = False
+
+
+async def _mark_reused(
+    session: aiohttp.ClientSession, context: Any, params: aiohttp.TraceConnectionReuseconnParams
+) -> None:
+    use = context.trace_request_ctx
+    if isinstance(use, ConnectionUse):
+        use.reused = True
+
+
+def _reuse_trace() -> aiohttp.TraceConfig:
+    trace = aiohttp.TraceConfig()
+    trace.on_connection_reuseconn.append(_mark_reused)
+    return trace
 
 
 def ssl_context(options: ClientOptions) -> ssl.SSLContext | bool:
@@ -55,7 +80,11 @@ def make_session(
         limit=max(1, pool_size), limit_per_host=0, ssl=ssl_context(options), ttl_dns_cache=300
     )
     return aiohttp.ClientSession(
-        connector=connector, headers=headers, auto_decompress=True, trust_env=False
+        connector=connector,
+        headers=headers,
+        auto_decompress=True,
+        trust_env=False,
+        trace_configs=[_reuse_trace()],  # tells a stale pooled connection from a new one
     )
 
 
@@ -123,25 +152,30 @@ class StreamingClient:
             reader.finish(len(prompt.text))
 
     async def _exchange_with_reconnect(self, payload: bytes, reader: ChunkReader) -> None:
-        """Send, on a new connection if the pooled one turns out to be closed already.
+        """Send, on another connection if the pooled one turns out to be closed already.
 
         Some servers (llama-server) advertise keep-alive yet close after each stream; the
         next request on that pooled connection fails before any response byte, so it never
-        reached the server. It is sent again (at most twice), counted in `reconnects` and
-        timed from the attempt that went through: not a silent retry of a server fault.
+        reached the server. It is sent again, counted in `reconnects` and timed from the
+        attempt that went through: not a silent retry of a server fault. Only a failure on
+        a reused connection is sent again; each such failure drops that connection from
+        the pool, so at worst the pool empties and the request goes out on a new one, whose
+        failure is final.
         """
         record = reader.record
-        for attempt in range(MAX_RECONNECTS + 1):
+        while True:
+            use = ConnectionUse()
             try:
-                await self._exchange(payload, reader)
+                await self._exchange(payload, reader, use)
                 return
-            except STALE_CONNECTION_ERRORS as exc:
-                fresh_failure = isinstance(exc, aiohttp.ClientConnectorError)
-                if fresh_failure or record.first_byte_at is not None or attempt == MAX_RECONNECTS:
+            except STALE_CONNECTION_ERRORS:
+                if not use.reused or record.first_byte_at is not None:
+                    raise
+                if record.reconnects >= MAX_RECONNECTS:
                     raise
                 record.reconnects += 1
 
-    async def _exchange(self, payload: bytes, reader: ChunkReader) -> None:
+    async def _exchange(self, payload: bytes, reader: ChunkReader, use: ConnectionUse) -> None:
         record = reader.record
         record.sent_at = now_ns()
         async with self._session.post(
@@ -149,6 +183,7 @@ class StreamingClient:
             data=payload,
             headers={"Content-Type": "application/json", "Accept": "text/event-stream"},
             timeout=self._timeout,
+            trace_request_ctx=use,
         ) as response:
             record.first_byte_at = now_ns()
             record.http_status = response.status
