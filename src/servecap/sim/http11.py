@@ -78,7 +78,7 @@ class Responder:
     def write_chunk(self, data: bytes) -> None:
         """One chunk of the streamed body (synchronous: the transport buffers it)."""
         if not self.done:
-            self._conn.write_raw(b"%x\r\n%b\r\n" % (len(data), data))  # as _frame, inline: hot
+            self._conn.write_raw(_frame(data))
 
     def end_stream(self, last: bytes = b"") -> None:
         """Close the chunked body, with ``last`` as its final chunk (in the same write)."""

@@ -320,9 +320,10 @@ class StepEngine:
                 continue
             seq.generated = 1
             tokens += 1
-            if seq.generated >= seq.max_tokens:
+            finished = seq.max_tokens <= 1
+            if finished:
                 done.append(seq)
-            yield Emission(seq.rid, 1, True, seq.generated >= seq.max_tokens)
+            yield Emission(seq.rid, 1, True, finished)
         for seq, n in step.decoded:
             if seq.cancelled:
                 continue
@@ -345,17 +346,11 @@ class StepEngine:
         c.kv_usage = min(1.0, self._kv_used / self.p.kv_budget_tokens)
 
 
-def ceil_div(a: int, b: int) -> int:
-    """Integer ceiling division."""
-    return -(-a // b)
-
-
 __all__ = [
     "Counters",
     "Emission",
     "Engine",
     "StepEngine",
     "accepted_drafts",
-    "ceil_div",
     "expected_tokens_per_step",
 ]

@@ -97,6 +97,31 @@ class SimServerHandle:
         if self._thread is not None:
             self._thread.join(timeout)
 
+    def start(self, app: SimApp, port: int, name: str, timeout: float) -> None:
+        """Serve ``app`` in a daemon thread; returns once it listens (RuntimeError if not)."""
+
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            await _serve_app(app, self.host, port, self._stop, self._listening)
+
+        def run() -> None:
+            try:
+                _run(main())
+            except BaseException as exc:  # reported to the starting thread below
+                self.error = exc
+                self._ready.set()
+
+        self._thread = threading.Thread(target=run, name=name, daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout) or self.error is not None:
+            self.stop()
+            raise RuntimeError(f"simulator failed to start on {self.host}:{port}: {self.error}")
+
+    def _listening(self, bound: int) -> None:
+        self.port = bound
+        self._ready.set()
+
     def __enter__(self) -> SimServerHandle:
         return self
 
@@ -116,29 +141,8 @@ def start_server_in_thread(
 ) -> SimServerHandle:
     """Start the simulator in a daemon thread; returns once it accepts connections."""
     handle = SimServerHandle(host)
-
-    async def main() -> None:
-        handle._loop = asyncio.get_running_loop()
-        handle._stop = asyncio.Event()
-
-        def ready(bound: int) -> None:
-            handle.port = bound
-            handle._ready.set()
-
-        await _serve_app(SimApp(profile, time_scale, seed), host, port, handle._stop, ready)
-
-    def run() -> None:
-        try:
-            _run(main())
-        except BaseException as exc:  # reported to the starting thread below
-            handle.error = exc
-            handle._ready.set()
-
-    handle._thread = threading.Thread(target=run, name=f"servecap-sim-{profile.name}", daemon=True)
-    handle._thread.start()
-    if not handle._ready.wait(startup_timeout) or handle.error is not None:
-        handle.stop()
-        raise RuntimeError(f"simulator failed to start on {host}:{port}: {handle.error}")
+    app = SimApp(profile, time_scale, seed)
+    handle.start(app, port, f"servecap-sim-{profile.name}", startup_timeout)
     return handle
 
 

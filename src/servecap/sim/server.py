@@ -106,13 +106,12 @@ class SimApp:
     def __init__(self, profile: Profile, time_scale: float = 1.0, seed: int = 0) -> None:
         self.state = SimState(profile, time_scale, seed)
         self._engine_task: asyncio.Task[None] | None = None
-        get: dict[str, Callable[[], tuple[str, bytes]]] = {
+        self._get: dict[str, Callable[[], tuple[str, bytes]]] = {
             "/v1/models": self._models,
             "/version": lambda: (JSON, _json(self.state.version())),
             "/metrics": self._metrics,
             "/health": lambda: ("text/plain", b"ok"),
         }
-        self._get = get
 
     def start(self) -> None:
         """Start the engine loop on the running event loop."""
