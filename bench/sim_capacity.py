@@ -13,6 +13,8 @@ per stream), pinned to CPU 1, runs closed-loop streams at rising concurrency. Pe
   sequential, so the k-th of n streams in a step gets its chunk k writes late; this is the
   cost of one socket write per stream per step (see ``--floor``), the same for every step,
   so ITL does not see it;
+- ``build_us_per_chunk`` and ``write_us_per_chunk``: real time the engine loop spent per
+  chunk building the step's chunks, then writing them to the sockets (one batch a step);
 - ``server_user_pct``, ``server_sys_pct`` (Python and kernel) and ``client_cpu_pct``: share
   of one core each used.
 
@@ -108,6 +110,19 @@ def _mean_ms(before: dict[str, float], after: dict[str, float], total: str, coun
     return 1000 * (after[total] - before[total]) / max(n, 1)
 
 
+def _per_chunk_us(before: dict[str, float], after: dict[str, float], build: bool) -> float:
+    """Real microseconds per chunk the engine loop spent building chunks (``build``) or
+    writing them to the sockets."""
+
+    def delta(name: str) -> float:
+        return after[name] - before[name]
+
+    chunks = max(delta("sim:chunk_lateness_chunks_total"), 1)
+    write = delta("sim:write_seconds_total")
+    spent = delta("sim:deliver_seconds_total") - write if build else write
+    return round(1e6 * spent / chunks, 2)
+
+
 async def run_level(
     host: str, port: int, pid: int, c: int, seconds: float, tokens: int, itl: float
 ) -> dict[str, float]:
@@ -162,6 +177,8 @@ async def run_level(
         "chunk_late_mean_ms": _mean_ms(
             before, after, "sim:chunk_lateness_seconds_total", "sim:chunk_lateness_chunks_total"
         ),
+        "build_us_per_chunk": _per_chunk_us(before, after, build=True),
+        "write_us_per_chunk": _per_chunk_us(before, after, build=False),
         "server_user_pct": round(100 * server_user / wall),
         "server_sys_pct": round(100 * server_sys / wall),
         "client_cpu_pct": round(100 * client_cpu / wall),

@@ -1,5 +1,6 @@
 """The simulator's HTTP/1.1 layer over raw loopback sockets: framing, keep-alive, pipelining,
-malformed and oversized requests, routes and methods, and writes after the client left."""
+malformed and oversized requests, routes and methods, writes after the client left, HTTP/1.0,
+batched writes and the direct-write path."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ from collections.abc import Iterator
 import h11
 import pytest
 
-from servecap.sim.http11 import MAX_BODY_BYTES, HttpRequest, Responder, start_http_server
+from servecap.sim.http11 import (
+    MAX_BODY_BYTES,
+    HttpRequest,
+    Responder,
+    Wire,
+    WriteBatch,
+    start_http_server,
+)
 from servecap.sim.profiles import builtin_profile
 from servecap.sim.runner import SimServerHandle, start_server_in_thread
 
@@ -194,3 +202,164 @@ def test_a_client_that_half_closes_still_gets_the_whole_stream(sim: SimServerHan
     assert data.startswith(b"HTTP/1.1 200 ")
     assert data.count(b'"text"') == 5
     assert data.endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    """Everything until the server closes (a reset after the answer ends it too: a server
+    that closes with our unread bytes in its buffer resets the connection)."""
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return data
+
+
+def test_an_http10_client_gets_its_stream_close_delimited(sim: SimServerHandle) -> None:
+    raw = json.dumps({"prompt": "hi", "max_tokens": 3, "stream": True}).encode()
+    request = b"POST /v1/completions HTTP/1.0\r\nContent-Length: %d\r\n\r\n%b" % (len(raw), raw)
+    with _connect(sim) as sock:
+        sock.sendall(request)
+        data = _read_all(sock)  # ends: the server closes after the body
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ")
+    assert b"transfer-encoding" not in head.lower() and b"connection: close" in head.lower()
+    assert body.count(b'"text"') == 3 and body.endswith(b"data: [DONE]\n\n")
+
+
+def test_an_oversized_head_gets_431(sim: SimServerHandle) -> None:
+    with _connect(sim) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: sim\r\n")
+        try:
+            for _ in range(100):  # 100 x 1 KiB of headers, never ending the head
+                sock.sendall(b"X-Filler: " + b"y" * 1014 + b"\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        data = _read_all(sock)
+    assert data.startswith(b"HTTP/1.1 431 ")
+
+
+def test_an_upgrade_request_is_answered_plainly_then_closed(sim: SimServerHandle) -> None:
+    upgrade = b"GET /health HTTP/1.1\r\nHost: sim\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
+    with _connect(sim) as sock:
+        sock.sendall(upgrade + b"GET /health HTTP/1.1\r\nHost: sim\r\n\r\n")
+        data = _read_all(sock)
+    assert data.startswith(b"HTTP/1.1 200 ") and data.endswith(b"\r\n\r\nok")
+    assert data.count(b"HTTP/1.1") == 1  # what followed the upgrade is not read
+
+
+def test_a_bad_request_after_a_good_one_is_answered_after_it(sim: SimServerHandle) -> None:
+    good = b"GET /health HTTP/1.1\r\nHost: sim\r\n\r\n"
+    with _connect(sim) as sock:
+        sock.sendall(good + b"NOT HTTP AT ALL\r\n\r\n")
+        data = _read_all(sock)
+    first, _, rest = data.partition(b"\r\n\r\nok")
+    assert first.startswith(b"HTTP/1.1 200 ")
+    assert rest.startswith(b"HTTP/1.1 400 ") and b'"error"' in rest
+
+
+async def test_a_slow_reader_gets_every_byte_in_order() -> None:
+    """More than the socket buffers hold, written while the client reads nothing, then more
+    while it reads slowly: everything arrives, whole and in order."""
+    burst = [b"%07d|" % i * 512 for i in range(2000)]  # 8 MiB, 4 KiB a piece
+    later = [b"late %04d|" % i * 400 for i in range(50)]
+
+    def handler(request: HttpRequest, responder: Responder) -> None:
+        responder.start_stream(200, "application/octet-stream")
+        for piece in burst:
+            responder.write_chunk(piece)
+
+        def rest() -> None:
+            for piece in later:
+                responder.write_chunk(piece)
+            responder.end_stream()
+
+        asyncio.get_running_loop().call_later(0.4, rest)
+
+    server = await start_http_server(handler, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    data = bytearray()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 16)
+        writer.write(b"GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        await asyncio.sleep(0.2)  # the burst is written (and mostly queued) by now
+        while piece := await asyncio.wait_for(reader.read(1 << 16), 30):
+            data += piece
+            await asyncio.sleep(0.002)  # 64 KiB every 2 ms: the queue outlives the 0.4 s
+        writer.close()
+    finally:
+        server.close()
+    conn = h11.Connection(h11.CLIENT)
+    conn.send(h11.Request(method="GET", target="/", headers=[("host", "x")]))
+    conn.send(h11.EndOfMessage())
+    conn.receive_data(bytes(data))
+    conn.receive_data(b"")
+    body = bytearray()
+    while (event := conn.next_event()) is not h11.NEED_DATA:
+        if isinstance(event, h11.Data):
+            body += event.data
+        if isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+            break
+    assert bytes(body) == b"".join(burst + later)
+
+
+async def test_batched_writes_wait_for_the_flush_and_go_out_in_order() -> None:
+    batch = WriteBatch()
+
+    def handler(request: HttpRequest, responder: Responder) -> None:
+        batch.begin()
+        responder.start_stream(200, "text/plain")
+        for word in (b"one ", b"two ", b"three"):
+            responder.write_chunk(word)
+        responder.end_stream(b"!")  # HTTP/1.0: the end closes the connection, in the batch
+        assert batch.pending, "nothing may go out while the batch is open"
+        batch.flush()
+
+    server = await start_http_server(handler, "127.0.0.1", 0, batch)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET / HTTP/1.0\r\n\r\n")
+        data = await asyncio.wait_for(reader.read(-1), 10)
+        writer.close()
+    finally:
+        server.close()
+    assert data.endswith(b"\r\n\r\none two three!")
+
+
+class _RecordingTransport:
+    """Stands in for a transport around a real socket: records what it is asked to write."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.queued: list[bytes] = []
+
+    def get_extra_info(self, name: str) -> socket.socket | None:
+        return self.sock if name == "socket" else None
+
+    def write(self, data: bytes) -> None:
+        self.queued.append(bytes(data))
+
+
+def test_the_wire_writes_directly_until_a_short_write_then_always_through_the_transport() -> None:
+    ours, peer = socket.socketpair()
+    with ours, peer:
+        ours.setblocking(False)
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        transport = _RecordingTransport(ours)
+        wire = Wire(transport)  # type: ignore[arg-type]
+        wire.send(b"first")
+        assert transport.queued == []  # went straight to the socket
+        assert peer.recv(100) == b"first"
+        big = bytes(range(256)) * 4096  # 1 MiB: far more than the socket takes
+        wire.send(big)
+        assert transport.queued and big.endswith(transport.queued[0])  # the rest, queued
+        peer.setblocking(False)
+        while True:  # the socket drains: it would take a direct write again
+            try:
+                peer.recv(1 << 20)
+            except BlockingIOError:
+                break
+        wire.send(b"after")
+        assert transport.queued[-1] == b"after"  # but order needs it behind the queue

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit")
-pytest.importorskip("h11")
+pytest.importorskip("httptools")
 
 from servecap.api.run import Secrets, run_benchmark
 from servecap.core.config import ClientOptions, RunConfig

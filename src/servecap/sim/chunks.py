@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -22,8 +24,23 @@ _FINISH = ((False, "null"), (True, '"length"'))
 class ChunkMaker:
     """Chunks for one request: chat (``delta``) or completions (``text``) shape."""
 
-    def __init__(self, req: SimRequest, rid: int, created: int) -> None:
+    __slots__ = (
+        "_cache",
+        "_head",
+        "_tail",
+        "_templated_from",
+        "_wire",
+        "created",
+        "id",
+        "obj",
+        "req",
+    )
+
+    def __init__(
+        self, req: SimRequest, rid: int, created: int, wire: Callable[[bytes], bytes] = bytes
+    ) -> None:
         self.req = req
+        self._wire = wire  # how a chunk goes on the wire (the HTTP layer's framing)
         self.id = f"{'chatcmpl' if req.chat else 'cmpl'}-sim-{rid}"
         self.created = created
         self.obj = "chat.completion.chunk" if req.chat else "text_completion"
@@ -33,6 +50,12 @@ class ChunkMaker:
         mid = ("}" if req.chat else "") + ',"logprobs":null,"finish_reason":'
         self._head = head.encode()
         self._tail = {last: f"{mid}{finish}}}]}}\n\n".encode() for last, finish in _FINISH}
+        # chunks before this token are built in full (reasoning, per-chunk usage); from it on
+        # they come from the template, and a non-final chunk on the wire from a per-request
+        # cache: the text repeats every len(WORDS) tokens, so a request builds at most that
+        # many (the simulator's hot path: a cached chunk is one dict lookup)
+        self._templated_from = math.inf if req.continuous_usage else req.reasoning_tokens
+        self._cache: dict[int, bytes] = {}
 
     def _envelope(self, choices: list[dict[str, Any]]) -> dict[str, Any]:
         return {
@@ -75,9 +98,19 @@ class ChunkMaker:
 
     def token_sse(self, start: int, n: int, last: bool) -> bytes:
         """``sse(self.tokens(...))``, built from a template on the common path (fast)."""
-        if self.req.continuous_usage or start < self.req.reasoning_tokens:
+        if start < self._templated_from:
             return sse(self.tokens(start, n, last))
         return self._head + _text_json(start % len(WORDS), n) + self._tail[last]
+
+    def wire_chunk(self, start: int, n: int) -> bytes:
+        """A chunk that is not the last, as it goes on the wire (``wire(token_sse(...))``)."""
+        if start < self._templated_from:
+            return self._wire(sse(self.tokens(start, n, False)))
+        key = n * len(WORDS) + start % len(WORDS)
+        data = self._cache.get(key)
+        if data is None:
+            data = self._cache[key] = self._wire(self.token_sse(start, n, False))
+        return data
 
     def usage_chunk(self, completion: int) -> dict[str, Any]:
         """The final ``include_usage`` chunk: empty choices plus usage."""

@@ -3,16 +3,19 @@
 Virtual time ``v`` maps to real time ``t0 + v / time_scale`` on ``time.monotonic()``. The
 loop sleeps until the target of the engine's next event (a coarse event-loop timer, which
 can wake a millisecond late, then a blocking ``time.sleep`` of the last < 1 ms, which
-releases the GIL and is precise to tens of microseconds), advances the
-engine and hands each request's token emissions to its sink, synchronously: the HTTP
-layer's sinks write their chunks to the sockets right there, so one step costs one wake-up
-however many streams it serves. Targets are absolute, so lateness never accumulates into
-drift.
+releases the GIL and is precise to tens of microseconds), advances the engine and hands
+each request's token emissions to its sink, synchronously. The HTTP layer's sinks build
+their chunks into a write batch that the loop flushes twice a step: the step's first tokens
+as soon as they are built (they make TTFT), then everything else. So one step costs one
+wake-up however many streams it serves. Targets are absolute, so lateness never
+accumulates into drift.
 
 Three latenesses are kept, in real seconds after the event's target: ``lateness`` (the
-engine event fired late), ``chunks`` (each emission's delivery returned late: what clients
-see, the event's lateness plus the writes before it in that step) and ``first_tokens`` (the
-same for first tokens only, which the engine orders first; they make TTFT).
+engine event fired late), ``chunks`` (each emission's write, what clients see) and
+``first_tokens`` (the same for first tokens only). A flush's writes are not timed one by
+one (that would cost a clock read each): the k-th of n writes in a flush that started ``a``
+and ended ``b`` after the target is counted as ``a + (b - a) * k / n``, exact when writes
+cost the same.
 """
 
 from __future__ import annotations
@@ -30,6 +33,24 @@ from servecap.sim.params import ModelParams
 
 FINE_S = 0.001
 log = logging.getLogger(__name__)
+
+
+class Batch(Protocol):
+    """Where sinks' writes wait during a step (``http11.WriteBatch``)."""
+
+    def begin(self) -> None: ...
+
+    def flush(self) -> None: ...
+
+
+class _Unbatched:
+    """No batch: sinks act at once (sinks that write nothing, tests)."""
+
+    def begin(self) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
 
 
 class Sink(Protocol):
@@ -55,6 +76,12 @@ class Lateness:
         self.total += total
         self.max = max(self.max, worst)
 
+    def add_spread(self, count: int, start: float, end: float) -> None:
+        """Fold in ``count`` writes made one after another from ``start`` to ``end`` late:
+        the k-th counts ``start + (end - start) * k / count``."""
+        if count:
+            self.add_many(count * start + (end - start) * (count + 1) / 2, count, end)
+
     @property
     def mean(self) -> float:
         return self.total / self.count if self.count else 0.0
@@ -63,14 +90,23 @@ class Lateness:
 class EngineLoop:
     """The engine plus the per-request queues, advanced by ``run()``."""
 
-    def __init__(self, params: ModelParams, time_scale: float = 1.0, seed: int = 0) -> None:
+    def __init__(
+        self,
+        params: ModelParams,
+        time_scale: float = 1.0,
+        seed: int = 0,
+        batch: Batch | None = None,
+    ) -> None:
         if not time_scale > 0:
             raise ValueError("time_scale must be > 0")
         self.engine = make_engine(params, seed=seed)
+        self.batch: Batch = batch or _Unbatched()
         self.scale = time_scale
         self.lateness = Lateness()
         self.chunks = Lateness()
         self.first_tokens = Lateness()
+        self.deliver_seconds = 0.0  # building and writing steps' chunks (real s)
+        self.write_seconds = 0.0  # of which writing them to the sockets
         self.requests_done = 0
         self._sinks: dict[int, Sink] = {}
         self._next_id = 0
@@ -130,15 +166,19 @@ class EngineLoop:
             self.engine.plan()
 
     def _deliver(self, emissions: Iterable[Emission], target: float) -> None:
-        # the hot loop of the simulator (once per chunk): lateness is summed in locals and
-        # folded into the counters once per step
-        sinks, clock = self._sinks, time.monotonic
-        total = worst = first_total = first_worst = 0.0
-        count = first_count = 0
+        # the hot loop of the simulator (once per chunk): the step's first tokens come first
+        # and are flushed as soon as the first other emission shows up
+        sinks, batch = self._sinks, self.batch
+        built = first = 0
+        began = time.monotonic()
+        batch.begin()
         for em in emissions:
             sink = sinks.get(em.rid)
             if sink is None:
                 continue
+            if first == built and not em.first and first:
+                self._flush(self.first_tokens, first, target)
+                batch.begin()
             if em.done:
                 del sinks[em.rid]
                 self.requests_done += 1
@@ -147,14 +187,21 @@ class EngineLoop:
             except Exception:  # one broken stream must not stop the engine for all
                 log.exception("simulator: delivering to request %d failed", em.rid)
                 self.cancel(em.rid)
-            late = clock() - target
-            total += late
-            count += 1
-            if late > worst:
-                worst = late
+            built += 1
             if em.first:
-                first_total += late
-                first_count += 1
-                first_worst = max(first_worst, late)
-        self.chunks.add_many(total, count, worst)
-        self.first_tokens.add_many(first_total, first_count, first_worst)
+                first += 1
+        if first == built:
+            self._flush(self.first_tokens, first, target)
+        else:
+            self._flush(self.chunks, built - first, target)
+        self.deliver_seconds += time.monotonic() - began
+
+    def _flush(self, into: Lateness, count: int, target: float) -> None:
+        """Write the batch; its ``count`` writes go into ``into`` and ``chunks``."""
+        start = time.monotonic() - target
+        self.batch.flush()
+        end = time.monotonic() - target
+        self.write_seconds += end - start
+        into.add_spread(count, start, end)
+        if into is not self.chunks:
+            self.chunks.add_spread(count, start, end)

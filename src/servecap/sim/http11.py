@@ -1,4 +1,4 @@
-"""HTTP/1.1 for the simulator: h11 parses and frames, an asyncio Protocol moves the bytes.
+"""HTTP/1.1 for the simulator: httptools parses, an asyncio Protocol moves the bytes.
 
 Why not an ASGI server: an ASGI stream costs a task wake-up, an async generator step and a
 ``send`` message per chunk, which held the simulator to about 64 streams at 10 ms ITL on one
@@ -6,28 +6,39 @@ core (``bench/sim_capacity.py``). Here the engine loop writes every chunk of a s
 synchronously, through ``Responder.write_chunk``: one wake-up per engine step, not one per
 stream.
 
-h11 parses each request and writes the response head and the end of a chunked body. Chunk
-frames are written directly (``<hex length>\\r\\n<data>\\r\\n``, exactly what h11 writes for a
-``Data`` event) because h11's state machine costs 2.5 us a chunk and does not track chunked
-body bytes. One request per connection at a time; keep-alive is supported, pipelined
-requests wait their turn.
+Why httptools (llhttp, in C) and not h11: h11 took about 45 us of Python to parse a request
+and write its response head, which at 1000 new streams a second is a tenth of the core the
+chunks need. Responses are simple enough to write directly: a status line, a few headers,
+then either a Content-Length body or a chunked one (``<hex length>\\r\\n<data>\\r\\n`` per
+chunk, ``0\\r\\n\\r\\n`` at the end). An HTTP/1.0 client gets its stream close-delimited, as
+chunked encoding is 1.1 only.
+
+Writes can be held in a ``WriteBatch`` and sent together: the engine loop batches the writes
+of each step (see ``WriteBatch`` for why).
+
+One request per connection is answered at a time; keep-alive is supported and pipelined
+requests wait their turn. A request that cannot be parsed is answered (after those before it)
+with a JSON error, and the connection closes.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+import os
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Protocol, cast
 
-import h11
+import httptools
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_HEAD_BYTES = 64 * 1024
-SERVER_NAME = "servecap-sim"
+SERVER_NAME = b"servecap-sim"
 log = logging.getLogger(__name__)
+_REASONS = {status.value: status.phrase.encode() for status in HTTPStatus}
 
 
 @dataclass(frozen=True)
@@ -45,188 +56,357 @@ class Handler(Protocol):
     def __call__(self, request: HttpRequest, responder: Responder) -> None: ...
 
 
+@dataclass(frozen=True)
+class _Parsed:
+    """A complete request waiting for its turn, with what its answer must respect."""
+
+    request: HttpRequest
+    keep_alive: bool
+    http11: bool
+
+
+class _Reject(Exception):
+    """Raised inside a parser callback: answer ``status`` and close."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def response_head(status: int, headers: list[tuple[bytes, bytes]]) -> bytes:
+    """The status line and headers of a response, ready to write."""
+    lines = [b"HTTP/1.1 %d %b\r\n" % (status, _REASONS.get(status, b"Unknown"))]
+    lines.append(b"server: %b\r\n" % SERVER_NAME)
+    lines.extend(b"%b: %b\r\n" % header for header in headers)
+    lines.append(b"\r\n")
+    return b"".join(lines)
+
+
+class Wire:
+    """One connection's way to its socket. Every byte of the connection goes through here.
+
+    Bytes go straight to the socket with write(2) while the kernel takes them whole; from
+    the first write it does not (a full socket buffer, a broken connection) on, they go
+    through the transport, which queues, retries and reports errors. Once anything is
+    queued there, everything after it is too, so the order holds. Why: uvloop's
+    ``transport.write`` costs about 0.5-0.8 us more a call than write(2) itself (its
+    buffer list, flow-control checks and fd lookup), and the engine loop makes one call per
+    stream per step: at 1024 streams and 10 ms that is 5-8% of the core
+    (``bench/sim_capacity.py``). Where there is no socket fd to write to, the transport
+    does all the work."""
+
+    __slots__ = ("_direct", "_fd", "transport")
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        sock = transport.get_extra_info("socket")
+        self._fd = sock.fileno() if sock is not None and os.name == "posix" else -1
+        self._direct = self._fd >= 0
+
+    def send(self, data: bytes) -> None:
+        """Write ``data`` after everything sent before it."""
+        if self._direct:
+            try:
+                sent = os.write(self._fd, data)
+            except OSError:  # would block, or broke: the transport queues or reports it
+                sent = 0
+            if sent == len(data):
+                return
+            self._direct = False
+            data = data[sent:]
+        self.transport.write(data)
+
+    def close(self) -> None:
+        """Close once what the transport holds is written."""
+        self.transport.close()
+
+
+class WriteBatch:
+    """While open, every connection's writes (and closes) wait here, in order, and go out
+    together at ``flush``.
+
+    Why: the engine loop batches the writes of one step. Built first and then written in one
+    tight loop, neither the Python that builds chunks nor the kernel's socket path evicts the
+    other's working set between writes, and the client wakes for a burst rather than a
+    trickle: at 768 streams the simulator's kernel share fell from about 50% to 40% of a core
+    (``bench/sim_capacity.py``)."""
+
+    def __init__(self) -> None:
+        self.open = False
+        self.pending: list[tuple[Wire, bytes | None]] = []  # None: close
+
+    def begin(self) -> None:
+        """Hold writes from now on."""
+        self.open = True
+
+    def flush(self) -> None:
+        """Send what was held, in order, and stop holding."""
+        self.open = False
+        pending, self.pending = self.pending, []
+        for wire, data in pending:
+            if data is None:
+                wire.close()
+            else:
+                wire.send(data)
+
+
 class Responder:
-    """The answer to one request: a whole response, or a chunked stream written over time.
+    """The answer to one request: a whole response, or a stream written over time.
 
     ``on_close`` runs once if the connection goes away before the answer is complete (the
     client left); handlers use it to cancel work."""
 
-    def __init__(self, conn: HttpConnection) -> None:
+    __slots__ = ("_batch", "_chunked", "_conn", "done", "keep_alive", "on_close", "streaming")
+
+    def __init__(self, conn: HttpConnection, keep_alive: bool, http11: bool) -> None:
         self._conn = conn
+        self._batch = conn.batch
+        self._chunked = http11  # an HTTP/1.0 client gets a close-delimited stream instead
+        self.keep_alive = keep_alive
         self.streaming = False
         self.done = False
         self.on_close: Callable[[], None] | None = None
 
     def send(self, status: int, content_type: str, body: bytes) -> None:
-        """A complete response with a Content-Length body."""
-        headers = [("content-type", content_type), ("content-length", str(len(body)))]
-        if not self.done:  # one write: head, body and end together
-            self.done = True
-            self._conn.finish_response(self._conn.head(status, headers) + self._conn.data(body))
+        """A complete response with a Content-Length body (head and body in one write)."""
+        if self.done:
+            return
+        self.done = True
+        headers = [(b"content-type", content_type.encode()), (b"content-length", b"%d" % len(body))]
+        self._conn.finish(self, response_head(status, self._connection(headers)) + body)
 
     def start_stream(self, status: int, content_type: str) -> None:
-        """Send the head of a chunked response (server-sent events)."""
-        headers = [
-            ("content-type", content_type),
-            ("transfer-encoding", "chunked"),
-            ("cache-control", "no-cache"),
-            ("x-accel-buffering", "no"),
-        ]
-        self._conn.write_raw(self._conn.head(status, headers))
+        """Send the head of a streamed response (server-sent events)."""
+        headers = [(b"content-type", content_type.encode())]
+        if self._chunked:
+            headers.append((b"transfer-encoding", b"chunked"))
+        else:
+            self.keep_alive = False  # the end of the body is the end of the connection
+        headers += [(b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no")]
+        self._conn.write(response_head(status, self._connection(headers)))
         self.streaming = True
 
     def write_chunk(self, data: bytes) -> None:
-        """One chunk of the streamed body (synchronous: the transport buffers it)."""
-        if not self.done:
-            self._conn.write_raw(_frame(data))
+        """One piece of the streamed body (synchronous: the transport or batch holds it)."""
+        self.write_framed(self.frame(data))
+
+    def frame(self, data: bytes) -> bytes:
+        """``data`` as a piece of this response's body goes on the wire (a chunk frame)."""
+        return b"%x\r\n%b\r\n" % (len(data), data) if self._chunked else data
+
+    def write_framed(self, framed: bytes) -> None:
+        """Write what ``frame`` returned. The simulator's hottest call, once per stream per
+        engine step (callers may cache framed pieces): kept to two checks and one write."""
+        wire = self._conn.wire
+        if wire is None or self.done:
+            return
+        batch = self._batch
+        if batch.open:
+            batch.pending.append((wire, framed))
+        else:
+            wire.send(framed)
 
     def end_stream(self, last: bytes = b"") -> None:
-        """Close the chunked body, with ``last`` as its final chunk (in the same write)."""
-        if not self.done:
-            self.done = True
-            self._conn.finish_response(_frame(last) if last else b"")
+        """End the streamed body, with ``last`` as its final piece (in the same write)."""
+        if self.done:
+            return
+        self.done = True
+        if self._chunked:
+            last = (b"%x\r\n%b\r\n0\r\n\r\n" % (len(last), last)) if last else b"0\r\n\r\n"
+        self._conn.finish(self, last)
 
-
-def _frame(data: bytes) -> bytes:
-    """One chunk of a chunked body."""
-    return b"%x\r\n%b\r\n" % (len(data), data)
+    def _connection(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        return headers if self.keep_alive else [*headers, (b"connection", b"close")]
 
 
 class HttpConnection(asyncio.Protocol):
-    """One client connection: feeds h11, dispatches each request to the handler."""
+    """One client connection: parses requests, answers them one at a time, in order."""
 
-    def __init__(self, handler: Handler) -> None:
+    __slots__ = (
+        "_body",
+        "_error",
+        "_handler",
+        "_head_bytes",
+        "_in_head",
+        "_parser",
+        "_queue",
+        "_reading",
+        "_responder",
+        "_url",
+        "batch",
+        "wire",
+    )
+
+    def __init__(self, handler: Handler, batch: WriteBatch) -> None:
         self._handler = handler
-        self._h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
-        self._transport: asyncio.Transport | None = None
-        self._request: h11.Request | None = None
+        self.batch = batch
+        self._parser = httptools.HttpRequestParser(self)
+        self.wire: Wire | None = None
+        self._url = b""
         self._body = bytearray()
+        self._in_head = False
+        self._head_bytes = 0
+        self._queue: deque[_Parsed] = deque()
         self._responder: Responder | None = None
-        self._processing = False
+        self._error: tuple[int, str] | None = None  # answered once the queue is done
+        self._reading = True  # False after a parse error, an upgrade or the client's EOF
 
     # -- asyncio.Protocol --------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        self.wire = Wire(cast(asyncio.Transport, transport))  # uvloop's is not a subclass
 
     def data_received(self, data: bytes) -> None:
-        self._h11.receive_data(data)
-        self._process()
+        if self._reading:
+            self._parse(data)
+            self._next()
 
     def eof_received(self) -> bool | None:
-        # a client may half-close after its request: keep the transport open for the answer
-        # (h11 sees the EOF; the connection closes once the response is done)
-        self._h11.receive_data(b"")
-        self._process()
+        # a client may half-close after its request: keep the transport open for the answer;
+        # the connection closes once the requests already received are answered
+        self._reading = False
+        self._next()
         return True
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._transport = None
+        self.wire = None
+        self._queue.clear()
         responder, self._responder = self._responder, None
         if responder is not None and not responder.done:
             responder.done = True
             if responder.on_close is not None:
                 responder.on_close()
 
+    # -- httptools callbacks -----------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self._url, self._body = b"", bytearray()
+        self._in_head, self._head_bytes = True, 0
+
+    def on_url(self, url: bytes) -> None:
+        self._url += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if name.lower() == b"content-length" and value.isdigit() and int(value) > MAX_BODY_BYTES:
+            raise _Reject(413, "request body too large")
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+
+    def on_body(self, body: bytes) -> None:
+        self._body += body
+        if len(self._body) > MAX_BODY_BYTES:  # a chunked body has no length up front
+            raise _Reject(413, "request body too large")
+
+    def on_message_complete(self) -> None:
+        parser = self._parser
+        path = self._url.decode("latin-1").split("?", 1)[0]
+        request = HttpRequest(parser.get_method().decode("latin-1"), path, bytes(self._body))
+        http11 = parser.get_http_version() == "1.1"
+        self._queue.append(_Parsed(request, parser.should_keep_alive(), http11))
+        self._body = bytearray()
+
     # -- used by Responder ------------------------------------------------------------
 
-    def head(self, status: int, headers: list[tuple[str, str]]) -> bytes:
-        """The response line and headers, as bytes to write."""
-        head = h11.Response(status_code=status, headers=[("server", SERVER_NAME), *headers])
-        return self._h11.send(head) or b""
-
-    def data(self, data: bytes) -> bytes:
-        """Body bytes through h11 (it counts them against Content-Length)."""
-        return self._h11.send(h11.Data(data=data)) or b""
-
-    def write_raw(self, data: bytes) -> None:
+    def write(self, data: bytes) -> None:
         """Bytes straight to the socket (no-op once the client is gone)."""
-        if self._transport is not None:
-            self._transport.write(data)
-
-    def finish_response(self, pending: bytes = b"") -> None:
-        """Write ``pending`` and the end of the body in one go; keep the connection for the
-        next request when both sides allow."""
-        self.write_raw(pending + (self._h11.send(h11.EndOfMessage()) or b""))
-        self._responder = None
-        if self._h11.our_state is h11.MUST_CLOSE or self._h11.their_state in (
-            h11.MUST_CLOSE,
-            h11.CLOSED,
-        ):
-            self._close()
+        wire = self.wire
+        if wire is None:
             return
-        if self._h11.their_state is h11.DONE:
-            self._h11.start_next_cycle()
-            if not self._processing:  # else the running _process loop goes on by itself
-                self._process()  # a pipelined request may already be buffered
+        if self.batch.open:
+            self.batch.pending.append((wire, data))
+        else:
+            wire.send(data)
+
+    def finish(self, responder: Responder, pending: bytes) -> None:
+        """Write the end of ``responder``'s answer, then close or go on to the next request."""
+        self.write(pending)
+        if responder is not self._responder:
+            return
+        self._responder = None
+        if not responder.keep_alive:
+            self._close()
+        else:
+            self._next()
 
     # -- internals ---------------------------------------------------------------------
 
-    def _process(self) -> None:
-        self._processing = True
+    def _parse(self, data: bytes) -> None:
         try:
-            self._next_events()
-        finally:
-            self._processing = False
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._reading = False  # no protocol switch here: answer what came, then close
+        except httptools.HttpParserCallbackError as exc:
+            reject = exc.__context__
+            if not isinstance(reject, _Reject):
+                raise
+            self._fail(reject.status, str(reject))
+        except httptools.HttpParserError as exc:
+            self._fail(400, f"malformed request: {exc}")
+        else:
+            if self._in_head:
+                self._head_bytes += len(data)
+                if self._head_bytes > MAX_HEAD_BYTES:
+                    self._fail(431, "request head too large")
 
-    def _next_events(self) -> None:
-        while self._responder is None and self._transport is not None:
-            try:
-                event = self._h11.next_event()
-            except h11.RemoteProtocolError as exc:
-                self._reject(exc.error_status_hint, str(exc))
-                return
-            if event is h11.NEED_DATA or event is h11.PAUSED:
-                return
-            if isinstance(event, h11.Request):
-                self._request, self._body = event, bytearray()
-            elif isinstance(event, h11.Data):
-                self._body += event.data
-                if len(self._body) > MAX_BODY_BYTES:
-                    self._reject(413, "request body too large")
-                    return
-            elif isinstance(event, h11.EndOfMessage):
-                self._dispatch()
-            elif isinstance(event, h11.ConnectionClosed):
+    def _fail(self, status: int, message: str) -> None:
+        self._reading = False
+        self._error = (status, message)
+
+    def _next(self) -> None:
+        """Dispatch the next queued request if none is being answered; close when done."""
+        while self._responder is None and self.wire is not None:
+            if self._queue:
+                self._dispatch(self._queue.popleft())
+            elif self._error is not None:
+                self._reject(*self._error)
+            elif not self._reading:
                 self._close()
+            else:
                 return
 
-    def _dispatch(self) -> None:
-        assert self._request is not None
-        target = self._request.target.decode("latin-1")
-        request = HttpRequest(
-            self._request.method.decode("latin-1"), target.split("?", 1)[0], bytes(self._body)
-        )
-        self._request, self._body = None, bytearray()
-        responder = self._responder = Responder(self)
+    def _dispatch(self, parsed: _Parsed) -> None:
+        request = parsed.request
+        responder = self._responder = Responder(self, parsed.keep_alive, parsed.http11)
         try:
             self._handler(request, responder)
         except Exception:  # a handler bug answers 500 and closes; the server goes on
             log.exception("simulator: handling %s %s failed", request.method, request.path)
             if not responder.streaming and not responder.done:
                 responder.done = True
+                self._responder = None
                 self._reject(500, "internal error in the simulator")
             else:
                 self._close()
 
     def _reject(self, status: int, message: str) -> None:
-        """Answer a request h11 could not parse, then close the connection."""
-        body = b'{"error":{"message":"%s","type":"invalid_request_error"}}' % (
+        """Answer with an OpenAI-style JSON error, then close the connection."""
+        body = b'{"error":{"message":"%b","type":"invalid_request_error"}}' % (
             message.replace('"', "'").encode("latin-1", "replace")
         )
-        if self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):
-            headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
-            headers.append(("connection", "close"))
-            with contextlib.suppress(h11.LocalProtocolError):  # too late to answer: just close
-                self.write_raw(self.head(status, headers) + self.data(body))
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+        self.write(response_head(status, [*headers, (b"connection", b"close")]) + body)
         self._close()
 
     def _close(self) -> None:
-        if self._transport is not None:
-            self._transport.close()
+        self._queue.clear()
+        self._error = None
+        wire, self.wire = self.wire, None
+        if wire is None:
+            return
+        if self.batch.open:  # after the writes held before it
+            self.batch.pending.append((wire, None))
+        else:
+            wire.close()
 
 
-async def start_http_server(handler: Handler, host: str, port: int) -> asyncio.Server:
-    """Listen on host:port (0: any free port) and serve each connection with ``handler``."""
+async def start_http_server(
+    handler: Handler, host: str, port: int, batch: WriteBatch | None = None
+) -> asyncio.Server:
+    """Listen on host:port (0: any free port) and serve each connection with ``handler``;
+    writes go through ``batch`` (held while it is open)."""
     loop = asyncio.get_running_loop()
-    return await loop.create_server(lambda: HttpConnection(handler), host, port, backlog=4096)
+    shared = batch or WriteBatch()
+    return await loop.create_server(
+        lambda: HttpConnection(handler, shared), host, port, backlog=4096
+    )

@@ -56,6 +56,8 @@ def render_metrics(loop: EngineLoop, model_name: str) -> str:
             loop.first_tokens.total,
         ),
         ("sim:first_token_lateness_chunks", "First-token writes timed.", loop.first_tokens.count),
+        ("sim:deliver_seconds", "Real s building and writing steps' chunks.", loop.deliver_seconds),
+        ("sim:write_seconds", "Real s of that writing them to the sockets.", loop.write_seconds),
     ]
     lines: list[str] = []
     for name, doc, value in gauges:

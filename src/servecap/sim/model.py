@@ -33,6 +33,7 @@ the pure sweep's. Now a few milliseconds of turnaround move the means a little.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -50,6 +51,10 @@ class Emission(NamedTuple):
     tokens: int
     first: bool
     done: bool
+
+
+# builds an Emission without NamedTuple's Python-level __new__ (half the cost, once a chunk)
+_emission = tuple.__new__
 
 
 class Engine(Protocol):
@@ -82,7 +87,7 @@ class Counters:
     steps: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class _Seq:
     rid: int
     prompt: int
@@ -106,7 +111,10 @@ class _Seq:
 class _Step:
     end: float
     prefilled: list[_Seq] = field(default_factory=list)
-    decoded: list[tuple[_Seq, int]] = field(default_factory=list)
+    decoded: list[_Seq] = field(default_factory=list)
+    # tokens each decoded sequence receives, in the same order; None: one each (no
+    # speculation), which spares a tuple per sequence per step on the common path
+    tokens: list[int] | None = None
 
 
 def accepted_drafts(rng: np.random.Generator, k: int, acceptance: float) -> int:
@@ -256,7 +264,7 @@ class StepEngine:
                         step.prefilled.append(seq)
             else:
                 decoding.append(seq)
-        step.decoded = self._decode_plan(decoding)
+        step.decoded, step.tokens = decoding, self._decode_plan(decoding)
         step.end = t + self._duration(len(decoding), prefill_tokens) / 1000.0
         self._step = step
         self.counters.steps += 1
@@ -276,11 +284,10 @@ class StepEngine:
             or self._kv_used + head.reserve > self.p.kv_budget_tokens
         )
 
-    def _decode_plan(self, decoding: list[_Seq]) -> list[tuple[_Seq, int]]:
-        if not decoding:
-            return []
-        if not self._spec_on():
-            return [(seq, 1) for seq in decoding]
+    def _decode_plan(self, decoding: list[_Seq]) -> list[int] | None:
+        """Tokens each decoding sequence gets this step; None when it is one each."""
+        if not decoding or not self._spec_on():
+            return None
         k = self.p.num_spec_tokens
         draws = self._rng.random((len(decoding), k)) < self.p.acceptance
         # accepted = leading run of successes: index of the first failure, k if none
@@ -288,7 +295,7 @@ class StepEngine:
         self.counters.draft_tokens += k * len(decoding)
         self.counters.accepted_tokens += int(accepted.sum())
         return [
-            (seq, min(1 + int(a), seq.max_tokens - seq.generated))
+            min(1 + int(a), seq.max_tokens - seq.generated)
             for seq, a in zip(decoding, accepted.tolist(), strict=True)
         ]
 
@@ -323,8 +330,9 @@ class StepEngine:
             finished = seq.max_tokens <= 1
             if finished:
                 done.append(seq)
-            yield Emission(seq.rid, 1, True, finished)
-        for seq, n in step.decoded:
+            yield _emission(Emission, (seq.rid, 1, True, finished))
+        counts = step.tokens if step.tokens is not None else itertools.repeat(1)
+        for seq, n in zip(step.decoded, counts, strict=False):  # repeat(1) is endless
             if seq.cancelled:
                 continue
             seq.generated += n
@@ -332,7 +340,7 @@ class StepEngine:
             finished = seq.generated >= seq.max_tokens
             if finished:
                 done.append(seq)
-            yield Emission(seq.rid, n, False, finished)
+            yield _emission(Emission, (seq.rid, n, False, finished))
         self.counters.generation_tokens += tokens
         if done:
             ids = {seq.rid for seq in done}

@@ -3,7 +3,7 @@
 Routes: ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/completions``,
 ``GET /metrics`` (Prometheus text, vLLM-style names), ``GET /version``, ``GET /health``.
 A streamed request registers a ``StreamSink`` with the engine loop, which writes each chunk
-to the socket the moment the engine emits it (see ``http11`` for why).
+as the engine emits it, into the step's write batch (see ``http11`` for why).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from servecap.sim import SIM_VERSION
 from servecap.sim.chunks import ChunkMaker
 from servecap.sim.engine_loop import EngineLoop
-from servecap.sim.http11 import HttpRequest, Responder
+from servecap.sim.http11 import HttpRequest, Responder, WriteBatch
 from servecap.sim.metrics_text import render_metrics
 from servecap.sim.model import Emission
 from servecap.sim.openai import BadRequest, SimRequest, parse_request, sse
@@ -39,7 +39,8 @@ class SimState:
     def __init__(self, profile: Profile, time_scale: float, seed: int = 0) -> None:
         self.profile = profile
         self.time_scale = time_scale
-        self.loop = EngineLoop(profile.params, time_scale=time_scale, seed=seed)
+        self.batch = WriteBatch()  # the engine loop batches each step's writes
+        self.loop = EngineLoop(profile.params, time_scale, seed, self.batch)
         self.model_ids = [profile.model_id, profile.name]
         self.started = int(time.time())
 
@@ -62,10 +63,12 @@ class StreamSink:
     Created as the request enters the engine, it sends the response head at once and, for
     chat, the role chunk (which carries no token)."""
 
+    __slots__ = ("_maker", "_req", "_responder", "_sent")
+
     def __init__(self, req: SimRequest, responder: Responder, rid: int) -> None:
         self._req = req
         self._responder = responder
-        self._maker = ChunkMaker(req, rid, int(time.time()))
+        self._maker = ChunkMaker(req, rid, int(time.time()), wire=responder.frame)
         self._sent = 0
         responder.start_stream(200, "text/event-stream")
         if req.chat:
@@ -73,14 +76,15 @@ class StreamSink:
 
     def emit(self, em: Emission) -> None:
         """One emission: a chunk of tokens; the last also brings usage and ``[DONE]``."""
-        data = self._maker.token_sse(self._sent, em.tokens, em.done)
-        self._sent += em.tokens
-        if em.done:
-            if self._req.include_usage:
-                data += sse(self._maker.usage_chunk(self._sent))
-            self._responder.end_stream(data + DONE)
-        else:
-            self._responder.write_chunk(data)
+        start = self._sent
+        self._sent = start + em.tokens
+        if not em.done:  # the hot path: a cached, framed chunk
+            self._responder.write_framed(self._maker.wire_chunk(start, em.tokens))
+            return
+        data = self._maker.token_sse(start, em.tokens, True)
+        if self._req.include_usage:
+            data += sse(self._maker.usage_chunk(self._sent))
+        self._responder.end_stream(data + DONE)
 
 
 class WholeSink:

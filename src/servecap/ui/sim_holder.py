@@ -39,7 +39,7 @@ def _start() -> tuple[Any, str]:
     try:
         from servecap.sim.profiles import builtin_names
         from servecap.sim.runner import start_server_process
-    except ImportError as exc:  # the [sim]/[ui] extra brings h11
+    except ImportError as exc:  # the [sim]/[ui] extra brings httptools
         raise RuntimeError(f"the simulator needs servecap[ui] installed ({exc.name})") from exc
     names = builtin_names()
     name = next((n for n in TRY_PROFILES if n in names), names[0])
