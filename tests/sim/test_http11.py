@@ -363,3 +363,24 @@ def test_the_wire_writes_directly_until_a_short_write_then_always_through_the_tr
                 break
         wire.send(b"after")
         assert transport.queued[-1] == b"after"  # but order needs it behind the queue
+
+
+class _BrokenWire:
+    def send(self, data: bytes) -> None:
+        raise RuntimeError("this connection's transport is gone")
+
+
+class _ListWire:
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def send(self, data: bytes) -> None:
+        self.sent.append(data)
+
+
+def test_a_failing_held_write_does_not_keep_the_others() -> None:
+    batch, good = WriteBatch(), _ListWire()
+    batch.begin()
+    batch.pending += [(_BrokenWire(), b"lost"), (good, b"kept")]  # type: ignore[list-item]
+    batch.flush()
+    assert good.sent == [b"kept"] and not batch.pending and not batch.open

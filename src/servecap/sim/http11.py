@@ -129,7 +129,8 @@ class WriteBatch:
     tight loop, neither the Python that builds chunks nor the kernel's socket path evicts the
     other's working set between writes, and the client wakes for a burst rather than a
     trickle: at 768 streams the simulator's kernel share fell from about 50% to 40% of a core
-    (``bench/sim_capacity.py``)."""
+    and its step lateness from 0.7 to 0.1 ms (``bench/sim_capacity.py``, one A/B on a noisy
+    2-core VM)."""
 
     def __init__(self) -> None:
         self.open = False
@@ -144,10 +145,13 @@ class WriteBatch:
         self.open = False
         pending, self.pending = self.pending, []
         for wire, data in pending:
-            if data is None:
-                wire.close()
-            else:
-                wire.send(data)
+            try:
+                if data is None:
+                    wire.close()
+                else:
+                    wire.send(data)
+            except Exception:  # one broken connection must not keep the others' bytes
+                log.exception("simulator: a held write failed")
 
 
 class Responder:
