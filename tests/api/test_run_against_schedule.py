@@ -37,12 +37,14 @@ def test_measures_the_schedule(tmp_path, tokens_per_chunk, per_chunk_usage):
     with server_process("tests.servers.schedule_server", *args) as base_url:
         outcome = sweep(base_url, tmp_path, [1, 16])
     by_c = {lv.concurrency: lv for lv in outcome.levels}
-    # Tolerances leave room for a shared 2-core CI machine; bench/ quotes the real error.
-    for c, ttft_tol_ms in ((1, 5.0), (16, 15.0)):
+    # Tolerances leave room for a shared 2-core CI machine (a loaded one made the median TTFT
+    # of three requests at c=1 3 ms late) while still catching a wrong timestamp, which is off
+    # by a whole TTFT or at least one 10 ms chunk interval; bench/ quotes the real error.
+    for c, ttft_tol_ms in ((1, 7.5), (16, 15.0)):
         lv = by_c[c]
         assert lv.n_ok == 3 * c and lv.n_failed == 0
         assert lv.ttft_mean_ms == pytest.approx(TTFT_S * 1000, abs=ttft_tol_ms)
-        assert lv.ttft_p50_ms == pytest.approx(TTFT_S * 1000, abs=ttft_tol_ms / 2)
+        assert lv.ttft_p50_ms == pytest.approx(TTFT_S * 1000, abs=ttft_tol_ms)
         assert lv.itl_mean_ms == pytest.approx(ITL_S * 1000, rel=0.05)
         assert lv.latency_mean_s == pytest.approx(latency, abs=ttft_tol_ms / 1000)
         assert lv.rps == pytest.approx(c / latency, rel=0.08)
