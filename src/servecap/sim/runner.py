@@ -66,9 +66,9 @@ def serve(
                 loop.add_signal_handler(sig, stop.set)
 
         def ready(bound: int) -> None:
-            # what start-up built (imports, profile, app) moves out of the collector's way:
-            # with a thousand streams open a full collection otherwise rescans it all, which
-            # cost 40% of a request's set-up (bench/sim_capacity.py)
+            # what start-up built (imports, profile, app) moves out of the collector's way,
+            # which otherwise rescans it in every full collection: with 1024 streams open a
+            # request's set-up took about 45 us of CPU, and 25 us with this
             gc.freeze()
             print(f"{READY_LINE}http://{host}:{bound}/v1", file=sys.stderr, flush=True)
 
