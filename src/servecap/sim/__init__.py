@@ -5,8 +5,8 @@ model in virtual time), ``fixed_engine`` (the deterministic profile's exact sche
 ``engines`` (which of the two a profile gets), ``engine_loop`` (the model in real time),
 ``sweep`` (closed-loop sweep without sockets), ``profiles`` (built-in and user profiles),
 ``fitting`` and ``calibrate`` (fit a profile to measured means), ``http11`` (HTTP/1.1 over
-asyncio), ``server`` (the endpoints) and ``runner`` (serve, thread, child process), ``cli``
-(``servecap sim``).
+asyncio), ``wire`` (how bytes reach the sockets), ``server`` (the endpoints), ``runner``
+(serve, thread, child process) and ``cli`` (``servecap sim``).
 """
 
 SIM_VERSION = "0.1.0"

@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 
 class Batch(Protocol):
-    """Where sinks' writes wait during a step (``http11.WriteBatch``)."""
+    """Where sinks' writes wait during a step (``wire.WriteBatch``)."""
 
     def begin(self) -> None: ...
 

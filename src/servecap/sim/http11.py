@@ -13,8 +13,8 @@ then either a Content-Length body or a chunked one (``<hex length>\\r\\n<data>\\
 chunk, ``0\\r\\n\\r\\n`` at the end). An HTTP/1.0 client gets its stream close-delimited, as
 chunked encoding is 1.1 only.
 
-Writes can be held in a ``WriteBatch`` and sent together: the engine loop batches the writes
-of each step (see ``WriteBatch`` for why).
+Bytes reach the socket through ``wire`` (a direct write while the kernel takes it whole, a
+batch per engine step).
 
 One request per connection is answered at a time; keep-alive is supported and pipelined
 requests wait their turn. A request that cannot be parsed is answered (after those before it)
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +32,8 @@ from http import HTTPStatus
 from typing import Protocol, cast
 
 import httptools
+
+from servecap.sim.wire import Wire, WriteBatch
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_HEAD_BYTES = 64 * 1024
@@ -82,78 +83,6 @@ def response_head(status: int, headers: list[tuple[bytes, bytes]]) -> bytes:
     return b"".join(lines)
 
 
-class Wire:
-    """One connection's way to its socket. Every byte of the connection goes through here.
-
-    Bytes go straight to the socket with write(2) while the kernel takes them whole; from
-    the first write it does not (a full socket buffer, a broken connection) on, they go
-    through the transport, which queues, retries and reports errors. Once anything is
-    queued there, everything after it is too, so the order holds. Why: uvloop's
-    ``transport.write`` costs about 0.5-0.8 us more a call than write(2) itself (its
-    buffer list, flow-control checks and fd lookup), and the engine loop makes one call per
-    stream per step: at 1024 streams and 10 ms that is 5-8% of the core
-    (``bench/sim_capacity.py``). Where there is no socket fd to write to, the transport
-    does all the work."""
-
-    __slots__ = ("_direct", "_fd", "transport")
-
-    def __init__(self, transport: asyncio.Transport) -> None:
-        self.transport = transport
-        sock = transport.get_extra_info("socket")
-        self._fd = sock.fileno() if sock is not None and os.name == "posix" else -1
-        self._direct = self._fd >= 0
-
-    def send(self, data: bytes) -> None:
-        """Write ``data`` after everything sent before it."""
-        if self._direct:
-            try:
-                sent = os.write(self._fd, data)
-            except OSError:  # would block, or broke: the transport queues or reports it
-                sent = 0
-            if sent == len(data):
-                return
-            self._direct = False
-            data = data[sent:]
-        self.transport.write(data)
-
-    def close(self) -> None:
-        """Close once what the transport holds is written."""
-        self.transport.close()
-
-
-class WriteBatch:
-    """While open, every connection's writes (and closes) wait here, in order, and go out
-    together at ``flush``.
-
-    Why: the engine loop batches the writes of one step. Built first and then written in one
-    tight loop, neither the Python that builds chunks nor the kernel's socket path evicts the
-    other's working set between writes, and the client wakes for a burst rather than a
-    trickle: at 768 streams the simulator's kernel share fell from about 50% to 40% of a core
-    and its step lateness from 0.7 to 0.1 ms (``bench/sim_capacity.py``, one A/B on a noisy
-    2-core VM)."""
-
-    def __init__(self) -> None:
-        self.open = False
-        self.pending: list[tuple[Wire, bytes | None]] = []  # None: close
-
-    def begin(self) -> None:
-        """Hold writes from now on."""
-        self.open = True
-
-    def flush(self) -> None:
-        """Send what was held, in order, and stop holding."""
-        self.open = False
-        pending, self.pending = self.pending, []
-        for wire, data in pending:
-            try:
-                if data is None:
-                    wire.close()
-                else:
-                    wire.send(data)
-            except Exception:  # one broken connection must not keep the others' bytes
-                log.exception("simulator: a held write failed")
-
-
 class Responder:
     """The answer to one request: a whole response, or a stream written over time.
 
@@ -191,7 +120,8 @@ class Responder:
         self.streaming = True
 
     def write_chunk(self, data: bytes) -> None:
-        """One piece of the streamed body (synchronous: the transport or batch holds it)."""
+        """One piece of the streamed body (synchronous: the socket, transport or batch
+        takes it)."""
         self.write_framed(self.frame(data))
 
     def frame(self, data: bytes) -> bytes:
@@ -200,15 +130,11 @@ class Responder:
 
     def write_framed(self, framed: bytes) -> None:
         """Write what ``frame`` returned. The simulator's hottest call, once per stream per
-        engine step (callers may cache framed pieces): kept to two checks and one write."""
+        engine step (callers may cache framed pieces)."""
         wire = self._conn.wire
         if wire is None or self.done:
             return
-        batch = self._batch
-        if batch.open:
-            batch.pending.append((wire, framed))
-        else:
-            wire.send(framed)
+        self._batch.write(wire, framed)
 
     def end_stream(self, last: bytes = b"") -> None:
         """End the streamed body, with ``last`` as its final piece (in the same write)."""
@@ -313,14 +239,9 @@ class HttpConnection(asyncio.Protocol):
     # -- used by Responder ------------------------------------------------------------
 
     def write(self, data: bytes) -> None:
-        """Bytes straight to the socket (no-op once the client is gone)."""
-        wire = self.wire
-        if wire is None:
-            return
-        if self.batch.open:
-            self.batch.pending.append((wire, data))
-        else:
-            wire.send(data)
+        """Bytes to the socket, through the batch (no-op once the client is gone)."""
+        if self.wire is not None:
+            self.batch.write(self.wire, data)
 
     def finish(self, responder: Responder, pending: bytes) -> None:
         """Write the end of ``responder``'s answer, then close or go on to the next request."""
@@ -396,12 +317,8 @@ class HttpConnection(asyncio.Protocol):
         self._queue.clear()
         self._error = None
         wire, self.wire = self.wire, None
-        if wire is None:
-            return
-        if self.batch.open:  # after the writes held before it
-            self.batch.pending.append((wire, None))
-        else:
-            wire.close()
+        if wire is not None:
+            self.batch.close(wire)
 
 
 async def start_http_server(

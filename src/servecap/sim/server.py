@@ -3,7 +3,7 @@
 Routes: ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/completions``,
 ``GET /metrics`` (Prometheus text, vLLM-style names), ``GET /version``, ``GET /health``.
 A streamed request registers a ``StreamSink`` with the engine loop, which writes each chunk
-as the engine emits it, into the step's write batch (see ``http11`` for why).
+as the engine emits it, into the step's write batch (see ``http11`` and ``wire`` for why).
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from typing import Any
 from servecap.sim import SIM_VERSION
 from servecap.sim.chunks import ChunkMaker
 from servecap.sim.engine_loop import EngineLoop
-from servecap.sim.http11 import HttpRequest, Responder, WriteBatch
+from servecap.sim.http11 import HttpRequest, Responder
 from servecap.sim.metrics_text import render_metrics
 from servecap.sim.model import Emission
 from servecap.sim.openai import BadRequest, SimRequest, parse_request, sse
 from servecap.sim.profiles import Profile
+from servecap.sim.wire import WriteBatch
 
 DEFAULT_MAX_TOKENS = 128
 JSON = "application/json"
