@@ -28,11 +28,15 @@ def invoke(args: list[str], env: dict[str, str] | None = None) -> CliResult:
 
 
 def run_args(base_url: str, out: Path, *extra: str) -> list[str]:
-    """A tiny sweep: one stream, three requests, no warm-up, short timeouts."""
+    """A tiny sweep: one stream, three requests, no warm-up, short timeouts.
+
+    The stall timeout is 20 drip-feed intervals (50 ms): the fault server runs in a thread of
+    the test process, and a pause of that process (a full collection of its large heap, a
+    busy CI machine) once held a drip-feed chunk back past a 0.4 s stall timeout."""
     return [
         "run", "--base-url", base_url, "--concurrency", "1", "--rounds", "3",
         "--warmup", "0", "--output-tokens", "4", "--input-tokens", "8",
-        "--timeout", "2", "--stall-timeout", "0.4", "--connect-timeout", "1",
+        "--timeout", "3", "--stall-timeout", "1", "--connect-timeout", "1",
         "--out", str(out), *extra,
     ]
 
