@@ -6,9 +6,10 @@ can wake a millisecond late, then a blocking ``time.sleep`` of the last < 1 ms, 
 releases the GIL and is precise to tens of microseconds), advances the engine and hands
 each request's token emissions to its sink, synchronously. The HTTP layer's sinks build
 their chunks into a write batch that the loop flushes twice a step: the step's first tokens
-as soon as they are built (they make TTFT), then everything else. So one step costs one
-wake-up however many streams it serves. Targets are absolute, so lateness never
-accumulates into drift.
+as soon as they are built (they make TTFT), then everything else; the engine hands the two
+apart (``StepEmissions(first, rest)``), so neither side relies on an ordering convention.
+So one step costs one wake-up however many streams it serves. Targets are absolute, so
+lateness never accumulates into drift.
 
 Three latenesses are kept, in real seconds after the event's target: ``lateness`` (the
 engine event fired late), ``chunks`` (each emission's write, what clients see) and
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from servecap.sim.engines import make_engine
-from servecap.sim.model import Emission
+from servecap.sim.model import Emission, StepEmissions
 from servecap.sim.params import ModelParams
 
 FINE_S = 0.001
@@ -165,20 +166,28 @@ class EngineLoop:
             self._deliver(self.engine.finish(due), target)
             self.engine.plan()
 
-    def _deliver(self, emissions: Iterable[Emission], target: float) -> None:
-        # the hot loop of the simulator (once per chunk): the step's first tokens come first
-        # and are flushed as soon as the first other emission shows up
-        sinks, batch = self._sinks, self.batch
-        built = first = 0
+    def _deliver(self, step: StepEmissions, target: float) -> None:
+        # the step's first tokens are written (and timed into ``first_tokens``) before the
+        # rest is even built; the rest is timed into ``chunks`` only
         began = time.monotonic()
-        batch.begin()
+        self.batch.begin()
+        n_first = self._emit(step.first)
+        if n_first:
+            self._flush(self.first_tokens, n_first, target)
+            self.batch.begin()
+        n_rest = self._emit(step.rest)
+        if n_rest or not n_first:
+            self._flush(self.chunks, n_rest, target)
+        self.deliver_seconds += time.monotonic() - began
+
+    def _emit(self, emissions: Iterable[Emission]) -> int:
+        # the hot loop of the simulator (once per chunk): hand each emission to its sink
+        sinks = self._sinks
+        built = 0
         for em in emissions:
             sink = sinks.get(em.rid)
             if sink is None:
                 continue
-            if first == built and not em.first and first:
-                self._flush(self.first_tokens, first, target)
-                batch.begin()
             if em.done:
                 del sinks[em.rid]
                 self.requests_done += 1
@@ -188,13 +197,7 @@ class EngineLoop:
                 log.exception("simulator: delivering to request %d failed", em.rid)
                 self.cancel(em.rid)
             built += 1
-            if em.first:
-                first += 1
-        if first == built:
-            self._flush(self.first_tokens, first, target)
-        else:
-            self._flush(self.chunks, built - first, target)
-        self.deliver_seconds += time.monotonic() - began
+        return built
 
     def _flush(self, into: Lateness, count: int, target: float) -> None:
         """Write the batch; its ``count`` writes go into ``into`` and ``chunks``."""

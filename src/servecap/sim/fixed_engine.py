@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 
-from servecap.sim.model import Counters, Emission
+from servecap.sim.model import Counters, Emission, StepEmissions
 from servecap.sim.params import ModelParams
 
 
@@ -39,9 +39,10 @@ class FixedEngine:
             heapq.heappop(self._heap)
         return self._heap[0][0] if self._heap else None
 
-    def finish(self, now: float) -> list[Emission]:
-        """Same as ``advance``: a fixed schedule has nothing to plan."""
-        return self.advance(now)
+    def finish(self, now: float) -> StepEmissions:
+        """``advance``'s chunks split into first tokens and the rest (nothing to plan)."""
+        out = self.advance(now)
+        return StepEmissions([em for em in out if em.first], [em for em in out if not em.first])
 
     def plan(self) -> None:
         """Nothing to plan on a fixed schedule."""

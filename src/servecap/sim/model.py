@@ -35,7 +35,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
@@ -57,6 +57,27 @@ class Emission(NamedTuple):
 _emission = tuple.__new__
 
 
+class StepEmissions(NamedTuple):
+    """One step's emissions in the two phases a driver delivers them in.
+
+    ``first`` are the step's first tokens (they make TTFT, so a driver writes them before it
+    even builds the rest); ``rest`` is everything else. Keeping them apart in the type, not
+    in an ordering convention, means an engine cannot interleave them and a driver cannot
+    count a first token's write as an ordinary chunk's. ``rest`` may be lazy: a driver must
+    consume it fully (after ``first``) before it calls ``plan``.
+    """
+
+    first: Sequence[Emission]
+    rest: Iterable[Emission]
+
+    def all(self) -> list[Emission]:
+        """Both phases as one list, first tokens first."""
+        return [*self.first, *self.rest]
+
+
+NO_EMISSIONS = StepEmissions((), ())
+
+
 class Engine(Protocol):
     """What a driver needs from a model engine."""
 
@@ -68,7 +89,7 @@ class Engine(Protocol):
 
     def advance(self, now: float) -> list[Emission]: ...
 
-    def finish(self, now: float) -> Iterable[Emission]: ...
+    def finish(self, now: float) -> StepEmissions: ...
 
     def plan(self) -> None: ...
 
@@ -185,24 +206,26 @@ class StepEngine:
 
     def advance(self, now: float) -> list[Emission]:
         """Finish the step due at ``now`` (if any) and plan the next one."""
-        out = list(self.finish(now))
+        out = self.finish(now).all()
         self.plan()
         return out
 
-    def finish(self, now: float) -> Iterator[Emission]:
-        """The first half of ``advance``: finish the step due at ``now``, if any, yielding its
-        emissions (first tokens first). A real-time driver delivers each as it comes, so the
-        first tokens go out before the rest of a big batch is even counted; it must consume
-        them all before it calls ``plan``, which does not delay the tokens either (the plan's
+    def finish(self, now: float) -> StepEmissions:
+        """The first half of ``advance``: finish the step due at ``now``, if any. Its first
+        tokens are built at once; the rest is lazy, so a real-time driver writes the first
+        tokens before the rest of a big batch is even counted. The driver must consume
+        ``rest`` before it calls ``plan``, which does not delay the tokens either (the plan's
         virtual time is the same either way)."""
         if self._step is None:
             self._clock = max(self._clock, now)
-            return iter(())
+            return NO_EMISSIONS
         if now < self._step.end:
-            return iter(())
+            return NO_EMISSIONS
         self._clock = self._step.end
         step, self._step = self._step, None
-        return self._emissions(step)
+        done: list[_Seq] = []
+        first = self._first_emissions(step, done)
+        return StepEmissions(first, self._rest_emissions(step, done, len(first)))
 
     def plan(self) -> None:
         """The second half of ``advance``: plan the next step at the engine's clock."""
@@ -317,20 +340,22 @@ class StepEngine:
             ms *= max(0.05, 1.0 + p.jitter * float(self._rng.standard_normal()))
         return ms
 
-    def _emissions(self, step: _Step) -> Iterator[Emission]:
-        # first tokens go first: a driver that delivers emissions one by one then adds the
-        # least delay to TTFT (a step's decode emissions are many, its first tokens few)
-        done: list[_Seq] = []
-        tokens = 0
+    def _first_emissions(self, step: _Step, done: list[_Seq]) -> list[Emission]:
+        # a step's first tokens are few (bounded by the prefill budget): built eagerly
+        out: list[Emission] = []
         for seq in step.prefilled:
             if seq.cancelled:
                 continue
             seq.generated = 1
-            tokens += 1
             finished = seq.max_tokens <= 1
             if finished:
                 done.append(seq)
-            yield _emission(Emission, (seq.rid, 1, True, finished))
+            out.append(_emission(Emission, (seq.rid, 1, True, finished)))
+        return out
+
+    def _rest_emissions(self, step: _Step, done: list[_Seq], tokens: int) -> Iterator[Emission]:
+        # the decode emissions are many: yielded one by one, and the step's bookkeeping
+        # (token counter, finished sequences) runs once they are all consumed
         counts = step.tokens if step.tokens is not None else itertools.repeat(1)
         for seq, n in zip(step.decoded, counts, strict=False):  # repeat(1) is endless
             if seq.cancelled:
@@ -358,6 +383,7 @@ __all__ = [
     "Counters",
     "Emission",
     "Engine",
+    "StepEmissions",
     "StepEngine",
     "accepted_drafts",
     "expected_tokens_per_step",
