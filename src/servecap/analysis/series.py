@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
+from servecap.core.numbers import fmt_number
 from servecap.core.summary import LevelSummary
 
 
@@ -58,11 +58,7 @@ def tokens_per_request(series: ConfigSeries, level: LevelSummary) -> tuple[float
     return float(round(min(estimates))), "estimated: min over levels of TPS mean x mean latency"
 
 
-def fmt(value: float | None, digits: int = 2) -> str:
-    """A number for a finding's text; `n/a` when missing."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{value:.{digits}f}"
+fmt = fmt_number  # a number for a finding's text
 
 
 def ratio(a: float | None, b: float | None) -> float | None:

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from servecap.analysis.findings import Finding
 from servecap.analysis.series import ConfigSeries
 from servecap.core.config import SLO, Statistic
+from servecap.core.numbers import fmt_number
 from servecap.stats.capacity import LevelVerdict, plan_levels
 
 STATISTICS: tuple[Statistic, ...] = ("p90", "mean")
@@ -120,8 +121,7 @@ def _boundary(
     )
 
 
-def _num(value: float | None, digits: int) -> str:
-    return "n/a (missing)" if value is None else f"{value:.{digits}f}"
+_num = fmt_number
 
 
 def capacity_findings(analysis: SloAnalysis) -> list[Finding]:

@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from rich.table import Table
 
 from servecap.api.plan import RunCapacity
+from servecap.core.numbers import fmt_number
 from servecap.core.summary import LevelSummary
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+    return fmt_number(value, digits)
 
 
 def levels_table(title: str, levels: Sequence[LevelSummary]) -> Table:
@@ -36,8 +37,7 @@ def levels_table(title: str, levels: Sequence[LevelSummary]) -> Table:
 
 def capacity_table(run: RunCapacity, statistic: str) -> Table:
     """SLO matrix of one run, with C_max and users in the title."""
-    users = "-" if run.users is None else str(run.users)
-    c_max = "-" if run.c_max is None else str(run.c_max)
+    users, c_max = fmt_number(run.users), fmt_number(run.c_max)
     title = f"{run.name}: C_max {c_max}, users {users} (SLOs on {statistic})"
     table = Table(title=title, title_justify="left")
     for name in ("c", f"TTFT {statistic} ms", "TTFT ok", f"TPS {statistic}", "TPS ok"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from servecap.core.numbers import fmt_number
 from servecap.report.model import ReportModel
 from servecap.report.tables import APPENDIX_COLUMNS
 
@@ -14,12 +15,7 @@ class Table(BaseModel):
     rows: list[list[str]]
 
 
-def _f(value: float | int | None, digits: int = 2) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, int):
-        return str(value)
-    return f"{value:.{digits}f}"
+_f = fmt_number
 
 
 OVERVIEW = (

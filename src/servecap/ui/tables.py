@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from servecap.api.plan import RunCapacity
+from servecap.core.numbers import rounded
 from servecap.core.summary import LevelSummary
 from servecap.storage.run_dir import Run
 
@@ -27,10 +28,7 @@ LEVEL_COLUMNS: tuple[tuple[str, str, int], ...] = (
 )
 
 
-def _fmt(value: Any, digits: int) -> Any:
-    if isinstance(value, float):
-        return round(value, digits) if digits else round(value)
-    return value
+_fmt = rounded
 
 
 def level_rows(levels: list[LevelSummary]) -> list[dict[str, Any]]:
