@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from servecap import __version__
+from servecap.api.loop import loop_factory
 from servecap.api.preflight import (
     check_output_dir,
     describe_server,
@@ -250,13 +251,5 @@ def run_benchmark(
     config: RunConfig, secrets: Secrets | None = None, progress: ProgressSink | None = None
 ) -> RunOutcome:
     """Synchronous wrapper: runs the sweep on uvloop where available."""
-    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+    with asyncio.Runner(loop_factory=loop_factory()) as runner:
         return runner.run(run_benchmark_async(config, secrets, progress))
-
-
-def _loop_factory() -> Any:
-    try:
-        import uvloop
-    except ImportError:  # pragma: no cover - uvloop is a dependency on POSIX
-        return None
-    return uvloop.new_event_loop

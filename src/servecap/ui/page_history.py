@@ -8,6 +8,7 @@ import streamlit as st
 
 from servecap.api.plan import plan_runs
 from servecap.api.report import ReportModel
+from servecap.api.runs import scan_results
 from servecap.core.config import SLO
 from servecap.report.views import (
     capacity_table,
@@ -25,7 +26,6 @@ from servecap.ui.report_view import (
     show_findings,
     show_table,
 )
-from servecap.ui.runs_index import scan_results
 from servecap.ui.tables import capacity_rows, history_row, run_label
 from servecap.ui.text import plain
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import streamlit as st
 
 from servecap.api.plan import plan_runs
+from servecap.api.runs import RunIndex, scan_results
 from servecap.core.config import SLO
 from servecap.storage.run_dir import Run
 from servecap.ui.report_view import (
@@ -16,7 +17,6 @@ from servecap.ui.report_view import (
     show_charts,
     show_findings,
 )
-from servecap.ui.runs_index import RunIndex, scan_results
 from servecap.ui.tables import level_rows, run_label, verdict_rows
 from servecap.ui.text import plain
 

@@ -12,8 +12,9 @@ import asyncio
 import itertools
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from servecap.api.loop import loop_factory
 from servecap.api.run import RunOutcome, Secrets, run_benchmark_async
 from servecap.core.config import RunConfig
 from servecap.core.errors import UserInputError
@@ -133,7 +134,7 @@ class RunJob:
 
     def _thread_main(self, secrets: Secrets) -> None:
         try:
-            with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            with asyncio.Runner(loop_factory=loop_factory()) as runner:
                 runner.run(self._main(secrets))
             self.state = "cancelled" if self._cancel_requested else "done"
         except UserInputError as exc:
@@ -143,14 +144,6 @@ class RunJob:
         finally:
             self.finished.set()
             self.progress.started_event.set()
-
-
-def _loop_factory() -> Any:
-    try:
-        import uvloop
-    except ImportError:  # pragma: no cover - uvloop is a dependency on POSIX
-        return None
-    return uvloop.new_event_loop
 
 
 class RunManager:

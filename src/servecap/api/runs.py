@@ -1,4 +1,8 @@
-"""Saved runs under the results directory, newest first; unreadable runs are reported."""
+"""Stored runs for the front ends: load, list and print them (the storage layer's readers).
+
+The CLI and the app read runs through here, so a change in how runs are stored or keyed is
+made once, below this line, not in each front end.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,15 @@ from pathlib import Path
 
 from servecap.core.errors import ServecapError
 from servecap.storage.run_dir import Run, find_run_dirs
-from servecap.storage.runs import load_run
+from servecap.storage.runs import load_run, load_runs, run_to_json
+
+__all__ = ["Run", "RunIndex", "load_run", "load_runs", "run_to_json", "scan_results"]
 
 
 @dataclass
 class RunIndex:
+    """The runs found under a results directory, and the ones that could not be read."""
+
     runs: list[Run] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -20,7 +28,7 @@ class RunIndex:
 
 
 def scan_results(results_dir: Path) -> RunIndex:
-    """Every run directly under `results_dir` (a missing directory holds none)."""
+    """Every run directly under `results_dir`, newest first (a missing directory holds none)."""
     index = RunIndex()
     if not results_dir.is_dir():
         return index
