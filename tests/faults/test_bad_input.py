@@ -40,14 +40,14 @@ RUN_CASES: list[tuple[str, str, str]] = [
     ("--base-url", "not a url", "--base-url"),
     ("--base-url", "http://", "--base-url"),
     ("--base-url", "http://127.0.0.1:99999/v1", "port"),
-    ("--rounds", "0", "rounds"),
-    ("--output-tokens", "0", "output_tokens"),
-    ("--input-tokens", "-5", "input_tokens"),
-    ("--warmup", "-1", "warmup"),
-    ("--timeout", "0", "timeout_s"),
-    ("--timeout", "nan", "timeout_s"),
-    ("--stall-timeout", "-1", "stall_timeout_s"),
-    ("--connect-timeout", "0", "connect_timeout_s"),
+    ("--rounds", "0", "invalid --rounds:"),
+    ("--output-tokens", "0", "invalid --output-tokens:"),
+    ("--input-tokens", "-5", "invalid --input-tokens:"),
+    ("--warmup", "-1", "invalid --warmup:"),
+    ("--timeout", "0", "invalid --timeout:"),
+    ("--timeout", "nan", "invalid --timeout:"),
+    ("--stall-timeout", "-1", "invalid --stall-timeout:"),
+    ("--connect-timeout", "0", "invalid --connect-timeout:"),
     ("--endpoint", "embeddings", "--endpoint"),
     ("--header", "NoColonHere", "--header"),
     ("--extra-body", "{bad json", "--extra-body"),
@@ -152,8 +152,8 @@ def test_garbage_requests_jsonl_is_skipped(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("flags", "needle"),
-    [(["--ttft-slo-ms", "-1"], "ttft_ms"), (["--tps-slo", "-3"], "tps"),
-     (["--stat", "p99"], "statistic"), (["--think-time-s", "-1"], "think_time_s"),
+    [(["--ttft-slo-ms", "-1"], "invalid --ttft-slo-ms:"), (["--tps-slo", "-3"], "--tps-slo"),
+     (["--stat", "p99"], "--stat"), (["--think-time-s", "-1"], "invalid --think-time-s:"),
      (["--format", "xml"], "--format")],
 )
 def test_plan_bad_options(flags: list[str], needle: str, tmp_path: Path) -> None:

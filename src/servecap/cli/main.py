@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from servecap.cli.command_style import plain_style
 from servecap.cli.demo_cmd import demo
 from servecap.cli.plan_cmd import import_summary, plan, show
 from servecap.cli.report_cmd import report
@@ -35,6 +36,8 @@ def version() -> None:
 
     print(__version__)
 
+
+plain_style(app)
 
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -6,41 +6,45 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 
 from servecap.api.imports import import_table
 from servecap.api.plan import plan_runs
-from servecap.cli.common import fail_input, user_errors
+from servecap.api.runs import load_runs, run_to_json
+from servecap.cli.common import (
+    SLO_DEFAULTS,
+    StatChoice,
+    StatOption,
+    ThinkTimeOption,
+    TpsSloOption,
+    TtftSloOption,
+    fail_input,
+    slo_from_flags,
+    user_errors,
+)
 from servecap.cli.tables import capacity_table, levels_table
-from servecap.core.config import SLO
-from servecap.storage.runs import load_runs, run_to_json
 
 
 @user_errors
 def plan(
     runs: Annotated[list[Path], typer.Argument(help="Run directories or directories of runs")],
-    ttft_slo_ms: Annotated[float, typer.Option(help="TTFT objective, ms")] = 1000.0,
-    tps_slo: Annotated[float, typer.Option(help="Per-user TPS objective, tok/s")] = 15.0,
-    stat: Annotated[str, typer.Option(help="p90 (tail) or mean")] = "p90",
-    think_time_s: Annotated[float, typer.Option(help="User think time, s")] = 45.0,
+    ttft_slo_ms: TtftSloOption = SLO_DEFAULTS.ttft_ms,
+    tps_slo: TpsSloOption = SLO_DEFAULTS.tps,
+    stat: StatOption = StatChoice(SLO_DEFAULTS.statistic),
+    think_time_s: ThinkTimeOption = SLO_DEFAULTS.think_time_s,
     format: Annotated[str, typer.Option(help="table or json")] = "table",
 ) -> None:
     """SLO matrix, C_max and users (Little's law) for each run."""
     if format not in ("table", "json"):
         raise fail_input(f"invalid --format {format!r}: use table or json")
-    try:
-        slo = SLO(ttft_ms=ttft_slo_ms, tps=tps_slo, statistic=stat, think_time_s=think_time_s)  # type: ignore[arg-type]
-    except ValidationError as exc:
-        problem = exc.errors()[0]
-        raise fail_input(f"invalid {problem['loc'][0]}: {problem['msg']}") from None
+    slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
     report = plan_runs(load_runs(runs), slo)
     if format == "json":
         print(report.model_dump_json(indent=2, include={"runs"}))
         return
     console = Console()
     for item in report.runs:
-        console.print(capacity_table(item, stat))
+        console.print(capacity_table(item, slo.statistic))
 
 
 @user_errors

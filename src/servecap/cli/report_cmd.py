@@ -6,9 +6,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 
-from servecap.cli.common import user_errors
+from servecap.cli.common import (
+    SLO_DEFAULTS,
+    StatChoice,
+    StatOption,
+    ThinkTimeOption,
+    TpsSloOption,
+    TtftSloOption,
+    slo_from_flags,
+    user_errors,
+)
 from servecap.core.errors import UserInputError
 
 if TYPE_CHECKING:
@@ -17,20 +25,12 @@ if TYPE_CHECKING:
 
 def report_options(
     title: str | None, pairs: list[str], ttft_slo_ms: float, tps_slo: float,
-    think_time_s: float, stat: str,
+    think_time_s: float, stat: StatChoice,
 ) -> ReportOptions:
     """ReportOptions from the flags; bad values raise UserInputError with one message."""
     from servecap.api.report import ReportOptions
-    from servecap.core.config import SLO
 
-    if stat not in ("p90", "mean"):
-        raise UserInputError(f"invalid --stat {stat!r}: use p90 or mean")
-    try:
-        slo = SLO(ttft_ms=ttft_slo_ms, tps=tps_slo, statistic=stat,  # type: ignore[arg-type]
-                  think_time_s=think_time_s)
-    except ValidationError as exc:
-        problem = exc.errors()[0]
-        raise UserInputError(f"invalid {problem['loc'][0]}: {problem['msg']}") from None
+    slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
     options = ReportOptions(pairs=list(pairs), slo=slo)
     if title:
         options.title = title
@@ -45,14 +45,14 @@ def report(
     pair: Annotated[
         list[str] | None, typer.Option("--pair", help="SPEC:BASE run names to compare")
     ] = None,
-    ttft_slo_ms: Annotated[float, typer.Option(help="TTFT objective, ms")] = 1000.0,
-    tps_slo: Annotated[float, typer.Option(help="Per-user TPS objective, tok/s")] = 15.0,
-    think_time_s: Annotated[float, typer.Option(help="User think time, s")] = 45.0,
-    stat: Annotated[str, typer.Option(help="p90 (tail) or mean")] = "p90",
+    ttft_slo_ms: TtftSloOption = SLO_DEFAULTS.ttft_ms,
+    tps_slo: TpsSloOption = SLO_DEFAULTS.tps,
+    think_time_s: ThinkTimeOption = SLO_DEFAULTS.think_time_s,
+    stat: StatOption = StatChoice(SLO_DEFAULTS.statistic),
 ) -> None:
     """Compare runs: report.html, report.md, charts/, tables/ and results.zip in --out."""
     from servecap.api.report import build_report, write_report
-    from servecap.storage.runs import load_runs
+    from servecap.api.runs import load_runs
 
     options = report_options(title, pair or [], ttft_slo_ms, tps_slo, think_time_s, stat)
     if not runs:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from servecap.api.loop import loop_factory
 from servecap.api.run import RunOutcome, Secrets, run_benchmark_async
 from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
 from servecap.cli.tables import levels_table
@@ -21,6 +22,25 @@ from servecap.core.config import ClientOptions, RunConfig, parse_levels, validat
 from servecap.core.errors import UserInputError
 from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
+from servecap.core.validation import user_input_error
+
+# The defaults every flag shows are the config models' own, so they are declared once.
+RUN = RunConfig()
+CLIENT = RUN.client
+
+# The flags, by the config's field names: a validation message names the flag to fix.
+RUN_FLAGS = {
+    "name": "--name", "model": "--model", "endpoint": "--endpoint",
+    "concurrency": "--concurrency", "rounds": "--rounds", "input_tokens": "--input-tokens",
+    "output_tokens": "--output-tokens", "warmup": "--warmup", "seed": "--seed",
+    "out_dir": "--out", "extra_body": "--extra-body", "notes": "--notes",
+    "client.base_url": "--base-url", "client.api_key_env": "--api-key-env",
+    "client.header_names": "--header", "client.insecure": "--insecure",
+    "client.ca_bundle": "--ca-bundle", "client.timeout_s": "--timeout",
+    "client.stall_timeout_s": "--stall-timeout", "client.connect_timeout_s": "--connect-timeout",
+}
+# ClientOptions is built on its own first, so its problems come without the `client.` prefix
+CLIENT_FLAGS = {k.removeprefix("client."): v for k, v in RUN_FLAGS.items() if "client." in k}
 
 
 class RichProgress:
@@ -89,6 +109,9 @@ def build_config(**kw: Any) -> RunConfig:
             ca_bundle=kw["ca_bundle"], timeout_s=kw["timeout"],
             stall_timeout_s=kw["stall_timeout"], connect_timeout_s=kw["connect_timeout"],
         )
+    except ValidationError as exc:
+        raise user_input_error(exc, CLIENT_FLAGS) from exc
+    try:
         return RunConfig(
             name=kw["name"], model=kw["model"], endpoint=kw["endpoint"],
             concurrency=parse_levels(kw["concurrency"]), rounds=kw["rounds"],
@@ -97,9 +120,7 @@ def build_config(**kw: Any) -> RunConfig:
             extra_body=kw["extra_body"], client=client, notes=kw["notes"],
         )
     except ValidationError as exc:
-        problem = exc.errors()[0]
-        where = ".".join(str(p) for p in problem["loc"])
-        raise UserInputError(f"invalid {where}: {problem['msg']}") from exc
+        raise user_input_error(exc, RUN_FLAGS) from exc
 
 
 def execute(config: RunConfig, secrets: Secrets, console: Console) -> RunOutcome:
@@ -123,7 +144,7 @@ def execute(config: RunConfig, secrets: Secrets, console: Console) -> RunOutcome
         return await run_benchmark_async(config, secrets, progress)
 
     try:
-        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        with asyncio.Runner(loop_factory=loop_factory()) as runner:
             return runner.run(main())
     except asyncio.CancelledError:
         progress.stop()
@@ -133,38 +154,42 @@ def execute(config: RunConfig, secrets: Secrets, console: Console) -> RunOutcome
         progress.stop()
 
 
-def _loop_factory() -> Any:
-    try:
-        import uvloop
-    except ImportError:  # pragma: no cover
-        return None
-    return uvloop.new_event_loop
-
-
 @user_errors
 def run(
-    base_url: Annotated[str, typer.Option(help="Server base URL")] = "http://127.0.0.1:8000/v1",
+    base_url: Annotated[str, typer.Option(help="Server base URL")] = CLIENT.base_url,
     model: Annotated[str | None, typer.Option(help="Model id (default: first served)")] = None,
-    endpoint: Annotated[str, typer.Option(help="chat or completions")] = "chat",
-    concurrency: Annotated[str, typer.Option(help="Levels, e.g. 1,2,4,8")] = "1,2,4,8,16,32,64",
-    rounds: Annotated[int, typer.Option(help="Requests per level = rounds x c")] = 10,
-    input_tokens: Annotated[int, typer.Option(help="Prompt length in tokens")] = 128,
-    output_tokens: Annotated[int, typer.Option(help="max_tokens per request")] = 128,
-    warmup: Annotated[int, typer.Option(help="Warm-up requests (not measured)")] = 1,
-    timeout: Annotated[float, typer.Option(help="Per-request total timeout, s")] = 600.0,
+    endpoint: Annotated[str, typer.Option(help="chat or completions")] = RUN.endpoint,
+    concurrency: Annotated[str, typer.Option(help="Levels, e.g. 1,2,4,8")] = ",".join(
+        str(c) for c in RUN.concurrency
+    ),
+    rounds: Annotated[int, typer.Option(help="Requests per level = rounds x c")] = RUN.rounds,
+    input_tokens: Annotated[int, typer.Option(help="Prompt length in tokens")] = (
+        RUN.input_tokens
+    ),
+    output_tokens: Annotated[int, typer.Option(help="max_tokens per request")] = (
+        RUN.output_tokens
+    ),
+    warmup: Annotated[int, typer.Option(help="Warm-up requests (not measured)")] = RUN.warmup,
+    timeout: Annotated[float, typer.Option(help="Per-request total timeout, s")] = (
+        CLIENT.timeout_s
+    ),
     stall_timeout: Annotated[
         float, typer.Option(help="Fail a request when no byte arrives for this long, s")
-    ] = 60.0,
-    connect_timeout: Annotated[float, typer.Option(help="TCP/TLS connect timeout, s")] = 10.0,
+    ] = CLIENT.stall_timeout_s,
+    connect_timeout: Annotated[float, typer.Option(help="TCP/TLS connect timeout, s")] = (
+        CLIENT.connect_timeout_s
+    ),
     name: Annotated[str | None, typer.Option(help="Run name (default: model)")] = None,
-    out: Annotated[Path, typer.Option(help="Results directory")] = Path("results"),
-    seed: Annotated[int, typer.Option(help="Prompt shuffle seed")] = 0,
+    out: Annotated[Path, typer.Option(help="Results directory")] = Path(RUN.out_dir),
+    seed: Annotated[int, typer.Option(help="Prompt shuffle seed")] = RUN.seed,
     api_key_env: Annotated[str, typer.Option(help="Env var holding the API key")] = (
-        "OPENAI_API_KEY"
+        CLIENT.api_key_env
     ),
     header: Annotated[list[str] | None, typer.Option(help="Extra header 'Name: value'")] = None,
     extra_body: Annotated[str | None, typer.Option(help="JSON merged into each body")] = None,
-    insecure: Annotated[bool, typer.Option(help="Skip TLS verification (recorded)")] = False,
+    insecure: Annotated[bool, typer.Option(help="Skip TLS verification (recorded)")] = (
+        CLIENT.insecure
+    ),
     ca_bundle: Annotated[str | None, typer.Option(help="CA bundle for TLS")] = None,
     notes: Annotated[str | None, typer.Option(help="Deployment notes to store")] = None,
 ) -> None:

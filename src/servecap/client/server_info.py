@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 
 from servecap.client.failures import describe_exception, reason_for_exception
-from servecap.core.config import ClientOptions, strip_credentials
+from servecap.core.config import ClientOptions, strip_credentials, v1_hint
 from servecap.core.errors import UserInputError
 from servecap.core.records import RequestRecord
 
@@ -34,7 +34,8 @@ async def list_models(session: aiohttp.ClientSession, options: ClientOptions) ->
     try:
         async with session.get(url, timeout=timeout) as response:
             if response.status >= 400:
-                raise UserInputError(f"{shown} answered HTTP {response.status}")
+                hint = v1_hint(options.base_url, response.status)
+                raise UserInputError(f"{shown} answered HTTP {response.status}{hint}")
             data = await response.json(content_type=None)
     except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
         reason = reason_for_exception(exc, RequestRecord(0, 0, 0, 0))

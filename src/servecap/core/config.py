@@ -31,6 +31,14 @@ def strip_credentials(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
+def v1_hint(base_url: str, status: int) -> str:
+    """A hint for a `/models` that answered 404 at a base URL without the usual `/v1`."""
+    path = urlsplit(base_url).path.rstrip("/")
+    if status != 404 or path.endswith("/v1"):
+        return ""
+    return f" (did you mean {strip_credentials(base_url.rstrip('/'))}/v1?)"
+
+
 def validate_base_url(url: str) -> str:
     """An http(s) URL with a host, normalised without a trailing slash."""
     parts = urlsplit(url.strip())
@@ -46,10 +54,17 @@ def validate_base_url(url: str) -> str:
 
 
 def parse_levels(text: str) -> list[int]:
-    """Concurrency levels from `1,2,4`: positive, de-duplicated, sorted."""
-    items = [part.strip() for part in text.split(",") if part.strip()]
-    if not items:
+    """Concurrency levels from `1,2,4`: positive, de-duplicated, sorted.
+
+    An empty item (`1,,2`, `1,2,`) is refused rather than skipped: it is most likely a level
+    the user meant to type."""
+    items = [part.strip() for part in text.split(",")]
+    if not any(items):
         raise UserInputError("--concurrency needs at least one level, e.g. 1,2,4,8")
+    if not all(items):
+        raise UserInputError(
+            f"invalid --concurrency {text.strip()[:80]!r}: an empty level between commas"
+        )
     levels: list[int] = []
     for item in items:
         if not item.isdigit() or int(item) < 1:

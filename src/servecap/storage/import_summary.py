@@ -12,6 +12,7 @@ from servecap import __version__
 from servecap.core.errors import DataFormatError
 from servecap.core.run_info import RunInfo
 from servecap.core.summary import SUMMARY_COLUMNS, LevelSummary
+from servecap.core.validation import first_problem
 from servecap.storage.run_dir import new_run_dir, write_run_info, write_summaries
 from servecap.storage.safe_files import read_text_file
 
@@ -53,9 +54,7 @@ def _parse_table(path: Path, text: str) -> dict[str, list[LevelSummary]]:
         try:
             configs.setdefault(config, []).append(LevelSummary.model_validate(values))
         except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(p) for p in problem["loc"])
-            raise DataFormatError(f"{path}:{line_no}: {where}: {problem['msg']}") from exc
+            raise DataFormatError(f"{path}:{line_no}: {first_problem(exc)}") from exc
     if not configs:
         raise DataFormatError(f"{path}: no rows")
     return configs

@@ -22,8 +22,8 @@ from servecap.core.errors import DataFormatError, UserInputError
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
 from servecap.core.summary import SUMMARY_COLUMNS, LevelSummary
+from servecap.core.validation import first_problem
 from servecap.storage.safe_files import (
-    first_problem,
     neutralise_cell,
     read_text_file,
     safe_name,

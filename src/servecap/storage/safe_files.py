@@ -6,8 +6,6 @@ import os
 import re
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from servecap.core.errors import DataFormatError
 
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
@@ -47,17 +45,6 @@ def read_text_file(path: Path, what: str, limit: int = MAX_CONFIG_BYTES) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DataFormatError(f"{what} {path} is not UTF-8 text") from exc
-
-
-def first_problem(exc: ValidationError) -> str:
-    """The first validation problem on one line (`field: message`), input not echoed."""
-    problems = exc.errors()
-    if not problems:
-        return "invalid data"
-    where = ".".join(str(p) for p in problems[0]["loc"]) or "document"
-    message = " ".join(str(problems[0]["msg"]).split())[:200]
-    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-    return f"{where}: {message}{more}"
 
 
 def restrict_tree(root: Path, file_mode: int = 0o644, dir_mode: int = 0o755) -> None:

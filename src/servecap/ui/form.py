@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from servecap.api.models import list_served_models
 from servecap.api.run import Secrets
-from servecap.client.http import make_session
-from servecap.client.server_info import list_models
 from servecap.core.config import ClientOptions, RunConfig, parse_levels, validate_base_url
 from servecap.core.errors import UserInputError
+from servecap.core.validation import user_input_error
 
 # The seed tool's concurrency choices.
 LEVEL_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
 DEFAULT_SELECTED: tuple[int, ...] = (1, 2, 4, 8)
+RUN_DEFAULTS = RunConfig()
+
+# The form's labels, by the config's field names: validation messages name what the user sees.
+FORM_LABELS = {
+    "rounds": "rounds per level", "input_tokens": "input tokens",
+    "output_tokens": "output tokens", "name": "run name", "concurrency": "concurrency levels",
+}
 
 
 @dataclass
@@ -27,9 +33,9 @@ class RunForm:
     model: str | None = None
     levels: list[int] = field(default_factory=lambda: list(DEFAULT_SELECTED))
     custom_levels: str = ""
-    rounds: int = 10
-    input_tokens: int = 128
-    output_tokens: int = 128
+    rounds: int = RUN_DEFAULTS.rounds
+    input_tokens: int = RUN_DEFAULTS.input_tokens
+    output_tokens: int = RUN_DEFAULTS.output_tokens
     name: str = ""
     engine: str = ""
     launch_command: str = ""
@@ -59,7 +65,7 @@ def deployment_notes(form: RunForm) -> str | None:
 def build_config(form: RunForm, results_dir: Path) -> RunConfig:
     """A validated `RunConfig`; every problem is a `UserInputError` with one clear message."""
     if not form.base_url.strip():
-        raise UserInputError("enter the server's base URL, e.g. http://127.0.0.1:8000/v1")
+        raise UserInputError(f"enter the server's base URL, e.g. {RUN_DEFAULTS.client.base_url}")
     base_url = validate_base_url(form.base_url)
     levels = chosen_levels(form)
     try:
@@ -75,9 +81,7 @@ def build_config(form: RunForm, results_dir: Path) -> RunConfig:
             notes=deployment_notes(form),
         )
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(x) for x in first["loc"]) or "form"
-        raise UserInputError(f"invalid {where}: {first['msg']}") from None
+        raise user_input_error(exc, FORM_LABELS, whole="form") from None
 
 
 def secrets_for(api_key: str) -> Secrets:
@@ -89,12 +93,4 @@ def secrets_for(api_key: str) -> Secrets:
 
 def fetch_models(base_url: str, secrets: Secrets) -> list[str]:
     """Model ids from the server's `/models` (a `UserInputError` when unreachable)."""
-    if not base_url.strip():
-        raise UserInputError("enter the server's base URL first")
-    options = ClientOptions(base_url=validate_base_url(base_url), timeout_s=15.0)
-
-    async def fetch() -> list[str]:
-        async with make_session(options, 1, secrets.http_headers()) as session:
-            return await list_models(session, options)
-
-    return asyncio.run(fetch())
+    return list_served_models(base_url, secrets.http_headers())

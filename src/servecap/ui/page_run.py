@@ -77,9 +77,11 @@ def _form_fields() -> RunForm:
                             default=list(DEFAULT_SELECTED), key="levels")
     custom = st.text_input("Custom levels", key="custom_levels", placeholder="e.g. 3, 12, 96")
     c1, c2, c3 = st.columns(3)
-    rounds = c1.number_input("Rounds per level", 1, 100_000, 10, key="rounds")
-    tokens_in = c2.number_input("Input tokens", 1, 1_000_000, 128, key="input_tokens")
-    tokens_out = c3.number_input("Output tokens", 1, 1_000_000, 128, key="output_tokens")
+    rounds = c1.number_input("Rounds per level", 1, 100_000, RunForm.rounds, key="rounds")
+    tokens_in = c2.number_input("Input tokens", 1, 1_000_000, RunForm.input_tokens,
+                                key="input_tokens")
+    tokens_out = c3.number_input("Output tokens", 1, 1_000_000, RunForm.output_tokens,
+                                 key="output_tokens")
     name = st.text_input("Run name", key="run_name", placeholder="defaults to the model id")
     with st.expander("Deployment notes"):
         engine = st.text_input("Engine", key="engine", placeholder="e.g. vLLM 0.9.1")

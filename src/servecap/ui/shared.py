@@ -49,15 +49,16 @@ def results_dir() -> Path:
 
 def slo_controls() -> SLO:
     """The seed's sidebar: TTFT SLO, TPS SLO, statistic and think time."""
-    side = st.sidebar
+    side, default = st.sidebar, SLO()
     side.header("Capacity planning")
     ttft = side.number_input("TTFT SLO (ms)", min_value=1.0, max_value=600_000.0,
-                             value=1000.0, step=50.0, key="slo_ttft")
+                             value=default.ttft_ms, step=50.0, key="slo_ttft")
     tps = side.number_input("TPS SLO (tok/s per user)", min_value=0.0, max_value=100_000.0,
-                            value=15.0, step=1.0, key="slo_tps")
+                            value=default.tps, step=1.0, key="slo_tps")
     statistic = side.radio("Statistic", ["p90", "mean"], key="slo_stat", horizontal=True,
+                           index=["p90", "mean"].index(default.statistic),
                            format_func=lambda s: "P90 (tail)" if s == "p90" else "mean")
     think = side.number_input("Think time (s)", min_value=0.0, max_value=86_400.0,
-                              value=45.0, step=5.0, key="slo_think")
+                              value=default.think_time_s, step=5.0, key="slo_think")
     return SLO(ttft_ms=float(ttft), tps=float(tps), think_time_s=float(think),
                statistic="mean" if statistic == "mean" else "p90")
