@@ -38,6 +38,7 @@ from servecap.core.config import ClientOptions  # noqa: E402
 from servecap.core.records import RequestRecord  # noqa: E402
 from servecap.metrics.level import summarise_level  # noqa: E402
 from servecap.workload.prompts import build_prompts  # noqa: E402
+from servecap.workload.source import Request  # noqa: E402
 
 TOKENS = 128
 
@@ -84,7 +85,7 @@ async def closed_loop(send: SendFn, concurrency: int, per_stream: int) -> list[R
 
 async def servecap_client(base_url: str, concurrency: int, per_stream: int) -> list[RequestRecord]:
     options = ClientOptions(base_url=base_url)
-    prompts = build_prompts(128)
+    prompts = [Request(p.text, TOKENS, p.target_tokens) for p in build_prompts(128)]
     async with make_session(options, concurrency, {}) as session:
         client = StreamingClient(session, options, "test-model", "chat", TOKENS)
 

@@ -26,11 +26,14 @@ import uvloop
 
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.config import ClientOptions
+from servecap.core.level_key import LevelKey
+from servecap.core.load_spec import ClosedLevel
 from servecap.core.records import RequestRecord
-from servecap.load.closed_loop import run_closed_loop
+from servecap.load.closed_loop import run_closed_level
+from servecap.load.scheduler import LevelIO
 from servecap.sim.runner import start_server_process
 from servecap.storage.run_dir import RecordWriter
-from servecap.workload.prompts import build_prompts
+from servecap.workload.source import builtin_source
 
 TICK_S = 0.02
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -100,13 +103,17 @@ async def soak(args: argparse.Namespace, base_url: str) -> list[tuple[float, ...
     rows: list[tuple[float, ...]] = []
     async with make_session(options, args.concurrency, {}) as session:
         client = StreamingClient(session, options, args.model, "chat", args.output_tokens)
-        prompts = itertools.cycle(build_prompts(args.input_tokens, 0))
+        source = builtin_source(args.input_tokens, args.output_tokens)
+        level = ClosedLevel(
+            key=LevelKey.closed(args.concurrency), n_requests=sys.maxsize,
+            concurrency=args.concurrency,
+        )
         t0 = time.perf_counter()
         watchers = [asyncio.create_task(watch_lag(tally)),
                     asyncio.create_task(report(tally, args.every, t0, rows))]
         asyncio.get_running_loop().call_later(args.minutes * 60, stop.set)
-        await run_closed_loop(client, prompts, args.concurrency, sys.maxsize,
-                              itertools.count(), tally.sink(writer), stop)  # type: ignore[arg-type]
+        io = LevelIO(client, source, tally.sink(writer), itertools.count(), stop)  # type: ignore[arg-type]
+        await run_closed_level(level, io)
         for task in watchers:
             task.cancel()
     if writer is not None:

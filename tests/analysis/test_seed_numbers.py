@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from servecap.analysis import Analysis
+from servecap.core.level_key import LevelKey
 
 from .conftest import ORDER
 
@@ -17,7 +18,7 @@ from .conftest import ORDER
 def test_aggregate_output_matches_seed_section_4_7(
     seed_analysis: Analysis, level: int, expected: list[int]
 ) -> None:
-    got = [round(seed_analysis.aggregate(name).at(level) or 0) for name in ORDER]
+    got = [round(seed_analysis.aggregate(name).at(LevelKey.closed(level)) or 0) for name in ORDER]
     assert got == expected
     assert all(p.source == "tps_x_c" for a in seed_analysis.aggregates for p in a.points)
 
@@ -35,9 +36,9 @@ def test_speedup_matches_seed_section_4_8(seed_analysis: Analysis) -> None:
 def test_break_even_near_16_and_4(seed_analysis: Analysis) -> None:
     by_spec = {sp.pair.spec: sp for sp in seed_analysis.speedups}
     vllm, sglang = by_spec["vllm-spec"], by_spec["sglang-spec"]
-    assert vllm.break_even_between == (8, 16)
+    assert vllm.break_even_between == (LevelKey.closed(8), LevelKey.closed(16))
     assert 14.0 <= (vllm.break_even or 0) <= 16.0
-    assert sglang.break_even_between == (2, 4)
+    assert sglang.break_even_between == (LevelKey.closed(2), LevelKey.closed(4))
     assert 3.4 <= (sglang.break_even or 0) <= 4.0
 
 
@@ -72,26 +73,29 @@ def test_capacity_matches_seed_section_5_2(
 
 
 def test_peak_output_levels(seed_analysis: Analysis) -> None:
-    peaks = {a.config: a.peak_concurrency for a in seed_analysis.aggregates}
+    peaks = {a.config: a.peak_level for a in seed_analysis.aggregates}
     # The seed says vllm-spec peaks at c=16 (698) and sglang-spec at c=32 (493), but its own
     # table shows 740 at c=32 and 931 at c=64: the computed peaks follow the numbers.
-    assert peaks == {"vllm-direct": 64, "vllm-spec": 32, "sglang-direct": 64, "sglang-spec": 64}
+    c = LevelKey.closed
+    assert peaks == {"vllm-direct": c(64), "vllm-spec": c(32), "sglang-direct": c(64),
+                     "sglang-spec": c(64)}
 
 
 def test_collapse_findings(seed_analysis: Analysis) -> None:
     jumps = [f for f in seed_analysis.findings if f.kind == "ttft_jump"]
-    assert [(f.configs[0], f.concurrency) for f in jumps] == [("sglang-spec", 64)]
+    c = LevelKey.closed
+    assert [(f.configs[0], f.level) for f in jumps] == [("sglang-spec", c(64))]
     assert jumps[0].numbers["factor"] == pytest.approx(4752.6 / 776.9)
     falls = [f for f in seed_analysis.findings if f.kind == "output_falls"]
-    assert [(f.configs[0], f.concurrency) for f in falls] == [("vllm-spec", 64)]
+    assert [(f.configs[0], f.level) for f in falls] == [("vllm-spec", c(64))]
     assert "740" in falls[0].text and "717" in falls[0].text
     flat = [f for f in seed_analysis.findings if f.kind == "flat_throughput"]
-    assert ("vllm-spec", 32) in [(f.configs[0], f.concurrency) for f in flat]
+    assert ("vllm-spec", c(32)) in [(f.configs[0], f.level) for f in flat]
 
 
 def test_sglang_spec_c64_row_is_consistent(seed_analysis: Analysis) -> None:
     row = next(r for r in seed_analysis.consistency
-               if r.config == "sglang-spec" and r.concurrency == 64)
+               if r.config == "sglang-spec" and r.level == LevelKey.closed(64))
     assert row.tokens in (128, 129)  # estimated from TPS x latency (the seed's max_tokens: 128)
     assert row.predicted_s == pytest.approx(4.7526 + (row.tokens - 1) * 0.0344)
     assert row.ok and abs(row.deviation) < 0.01

@@ -8,6 +8,7 @@ from servecap.analysis import ConfigSeries, Pair, analyse, infer_pairs, parse_pa
 from servecap.analysis.aggregate import aggregate_output
 from servecap.analysis.speedup import pair_speedup
 from servecap.core.errors import UserInputError
+from servecap.core.level_key import LevelKey
 from servecap.core.summary import LevelSummary
 
 
@@ -44,5 +45,5 @@ def test_no_break_even_when_always_faster() -> None:
 def test_analyse_handles_sparse_levels() -> None:
     series = [ConfigSeries("only", [LevelSummary(concurrency=3, ttft_mean_ms=5.0)])]
     result = analyse(series, [])
-    assert result.levels == [3] and result.slo.capacity["p90"][0].c_max is None
+    assert result.levels == [LevelKey.closed(3)] and result.slo.capacity["p90"][0].c_max is None
     assert any(r.scenario == "most_users" for r in result.recommendations)

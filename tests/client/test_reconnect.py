@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.config import ClientOptions
 from servecap.core.records import RequestRecord
-from servecap.workload.prompts import build_prompts
+from servecap.workload.source import builtin_source
 
 SSE = (
     b'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n'
@@ -69,7 +69,7 @@ async def serving(server: StaleServer) -> AsyncIterator[ClientOptions]:
 
 async def _send(client: StreamingClient, index: int) -> RequestRecord:
     record = RequestRecord(0, 4, index, 0)
-    await client.send(build_prompts(8, 0)[0], record)
+    await client.send(builtin_source(8, 1).next_request(), record)
     return record
 
 

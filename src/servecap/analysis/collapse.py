@@ -29,11 +29,11 @@ def ttft_jump_findings(series: ConfigSeries, threshold: float = TTFT_JUMP) -> li
                 kind="ttft_jump",
                 section="ttft",
                 configs=[series.name],
-                concurrency=cur.concurrency,
+                level=cur.key,
                 severity="warning",
                 text=(
                     f"{series.name}: mean TTFT jumps {factor:.1f}x from {prev.ttft_mean_ms:.1f} ms "
-                    f"at c={prev.concurrency} to {cur.ttft_mean_ms:.1f} ms at c={cur.concurrency}: "
+                    f"at {prev.key} to {cur.ttft_mean_ms:.1f} ms at {cur.key}: "
                     "requests queue before their first token."
                 ),
                 numbers={"from_ms": prev.ttft_mean_ms, "to_ms": cur.ttft_mean_ms, "factor": factor},
@@ -46,7 +46,7 @@ def flat_throughput_findings(series: ConfigSeries, agg: AggregateSeries) -> list
     """Aggregate output that barely grows while mean latency rises: the server is saturated."""
     findings: list[Finding] = []
     for prev, cur in pairwise(series.levels):
-        out_prev, out_cur = agg.at(prev.concurrency), agg.at(cur.concurrency)
+        out_prev, out_cur = agg.at(prev.key), agg.at(cur.key)
         gain = ratio(out_cur, out_prev)
         rise = ratio(cur.latency_mean_s, prev.latency_mean_s)
         if gain is None or rise is None or not (1.0 <= gain < FLAT_OUTPUT_GAIN):
@@ -58,10 +58,10 @@ def flat_throughput_findings(series: ConfigSeries, agg: AggregateSeries) -> list
                 kind="flat_throughput",
                 section="throughput",
                 configs=[series.name],
-                concurrency=cur.concurrency,
+                level=cur.key,
                 severity="warning",
                 text=(
-                    f"{series.name}: from c={prev.concurrency} to c={cur.concurrency} aggregate "
+                    f"{series.name}: from {prev.key} to {cur.key} aggregate "
                     f"output grows only {gain:.2f}x ({out_prev:.0f} -> {out_cur:.0f} tok/s) while "
                     f"mean latency grows {rise:.2f}x ({prev.latency_mean_s:.2f} -> "
                     f"{cur.latency_mean_s:.2f} s): saturated."

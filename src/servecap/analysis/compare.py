@@ -25,10 +25,12 @@ from servecap.analysis.series import ConfigSeries
 from servecap.analysis.slo import SloAnalysis, boundary_findings, capacity_findings, slo_analysis
 from servecap.analysis.speedup import Pair, PairSpeedup, pair_speedup, speedup_findings
 from servecap.core.config import SLO
+from servecap.core.level_key import CLOSED, LEVEL_KINDS, LevelKey, LevelKind, keys_text
 
 
 class AnalysisOptions(BaseModel):
-    """SLOs and scenario bounds. The load bounds are the seed's: low c<=8, high c>16."""
+    """SLOs and scenario bounds, on the levels' values. The bounds are the seed's, for a
+    closed loop: low c<=8, high c>16."""
 
     slo: SLO = Field(default_factory=SLO)
     low_load_max: int = 8
@@ -38,7 +40,7 @@ class AnalysisOptions(BaseModel):
 
 class Analysis(BaseModel):
     configs: list[str]
-    levels: list[int]
+    levels: list[LevelKey]
     imported: list[str]
     aggregates: list[AggregateSeries]
     throughput: dict[str, list[ThroughputPoint]]
@@ -47,6 +49,11 @@ class Analysis(BaseModel):
     slo: SloAnalysis
     findings: list[Finding]
     recommendations: list[Recommendation]
+
+    @property
+    def level_kind(self) -> LevelKind:
+        """How the compared levels present themselves (axis, labels, methodology)."""
+        return self.levels[0].info if self.levels else LEVEL_KINDS[CLOSED]
 
     def section(self, name: str) -> list[Finding]:
         return [f for f in self.findings if f.section == name]
@@ -61,7 +68,7 @@ def analyse(
     """Compare `series` (one per configuration); `pairs` name spec/baseline comparisons."""
     options = options or AnalysisOptions()
     by_name = {s.name: s for s in series}
-    levels = sorted({c for s in series for c in s.concurrencies})
+    levels = sorted({key for s in series for key in s.keys})
     aggregates = [aggregate_output(s) for s in series]
     speedups = [pair_speedup(p, by_name[p.spec], by_name[p.base]) for p in pairs]
     rows = [row for s in series for row in consistency_rows(s)]
@@ -87,8 +94,8 @@ def analyse(
         series=by_name,
         aggregates={a.config: a for a in aggregates},
         slo=slo,
-        low_levels=[c for c in levels if c <= options.low_load_max] or levels[:1],
-        high_levels=[c for c in levels if c > options.high_load_above] or levels[-1:],
+        low_levels=[k for k in levels if k.value <= options.low_load_max] or levels[:1],
+        high_levels=[k for k in levels if k.value > options.high_load_above] or levels[-1:],
     )
     return Analysis(
         configs=[s.name for s in series],
@@ -126,13 +133,13 @@ def _data_notes(series: list[ConfigSeries]) -> list[Finding]:
             )
         )
     for s in series:
-        warned = [f"c={lv.concurrency}: {lv.warnings[0]}" for lv in s.levels if lv.warnings]
+        warned = [f"{lv.key}: {lv.warnings[0]}" for lv in s.levels if lv.warnings]
         if warned:
             notes.append(Finding(
                 kind="level_warnings", section="data", configs=[s.name], severity="notice",
                 text=f"{s.name}: " + "; ".join(warned[:4]) + ("; ..." if len(warned) > 4 else ""),
             ))
-        bound = [lv.concurrency for lv in s.levels if lv.client_bound]
+        bound = [lv.key for lv in s.levels if lv.client_bound]
         if bound:
             notes.append(
                 Finding(
@@ -140,8 +147,8 @@ def _data_notes(series: list[ConfigSeries]) -> list[Finding]:
                     section="data",
                     configs=[s.name],
                     severity="warning",
-                    text=f"{s.name}: the load generator could not keep up at c="
-                    f"{','.join(map(str, bound))}; those levels understate the server.",
+                    text=f"{s.name}: the load generator could not keep up at "
+                    f"{keys_text(bound)}; those levels understate the server.",
                 )
             )
     return notes

@@ -11,13 +11,14 @@ from pydantic import BaseModel
 
 from servecap.analysis.findings import Finding
 from servecap.analysis.series import ConfigSeries, tokens_per_request
+from servecap.core.level_key import LevelKey
 
 TOLERANCE = 0.10
 
 
 class ConsistencyRow(BaseModel):
     config: str
-    concurrency: int
+    level: LevelKey
     ttft_ms: float
     itl_ms: float
     tokens: float
@@ -42,7 +43,7 @@ def consistency_rows(series: ConfigSeries) -> list[ConsistencyRow]:
         rows.append(
             ConsistencyRow(
                 config=series.name,
-                concurrency=level.concurrency,
+                level=level.key,
                 ttft_ms=ttft,
                 itl_ms=itl,
                 tokens=tokens,
@@ -58,7 +59,7 @@ def consistency_rows(series: ConfigSeries) -> list[ConsistencyRow]:
 def consistency_findings(rows: list[ConsistencyRow], jumps: list[Finding]) -> list[Finding]:
     """One finding per inconsistent row, and an explanation for each TTFT-jump row."""
     findings: list[Finding] = []
-    by_key = {(r.config, r.concurrency): r for r in rows}
+    by_key = {(r.config, r.level): r for r in rows}
     for row in rows:
         if not row.ok:
             findings.append(
@@ -66,10 +67,10 @@ def consistency_findings(rows: list[ConsistencyRow], jumps: list[Finding]) -> li
                     kind="inconsistent",
                     section="consistency",
                     configs=[row.config],
-                    concurrency=row.concurrency,
+                    level=row.level,
                     severity="warning",
                     text=(
-                        f"{row.config} c={row.concurrency}: TTFT {row.ttft_ms:.1f} ms + "
+                        f"{row.config} {row.level}: TTFT {row.ttft_ms:.1f} ms + "
                         f"({row.tokens:.0f} - 1) x ITL {row.itl_ms:.2f} ms = "
                         f"{row.predicted_s:.2f} s, "
                         f"but mean latency is {row.latency_s:.2f} s ({row.deviation:+.0%}): "
@@ -89,14 +90,14 @@ def consistency_findings(rows: list[ConsistencyRow], jumps: list[Finding]) -> li
                 text=(
                     f"{good} of {len(rows)} levels have a mean latency within {TOLERANCE:.0%} "
                     f"of TTFT + (N - 1) x ITL; the largest gap is {worst.config} "
-                    f"c={worst.concurrency} "
+                    f"{worst.level} "
                     f"({worst.deviation:+.1%})."
                 ),
                 numbers={"consistent": good, "levels": len(rows), "worst": worst.deviation},
             ),
         )
     for jump in jumps:
-        found = by_key.get((jump.configs[0], jump.concurrency or 0))
+        found = by_key.get((jump.configs[0], jump.level)) if jump.level else None
         if found is not None and found.ok:
             findings.append(_explained_jump(found))
     return findings
@@ -108,9 +109,9 @@ def _explained_jump(row: ConsistencyRow) -> Finding:
         kind="consistent_jump",
         section="consistency",
         configs=[row.config],
-        concurrency=row.concurrency,
+        level=row.level,
         text=(
-            f"{row.config} c={row.concurrency} is consistent, not a measurement anomaly: "
+            f"{row.config} {row.level} is consistent, not a measurement anomaly: "
             f"TTFT {row.ttft_ms / 1000:.2f} s + ({row.tokens:.0f} - 1) x {row.itl_ms:.2f} ms "
             f"= {row.predicted_s:.2f} s against a mean latency of {row.latency_s:.2f} s "
             f"({row.deviation:+.1%}; N {row.tokens_source}). Time moved from decoding "

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from servecap.core.level_key import LevelKey
+
 Section = Literal[
     "summary",
     "ttft",
@@ -30,6 +32,6 @@ class Finding(BaseModel):
     section: Section
     text: str
     configs: list[str] = Field(default_factory=list)
-    concurrency: int | None = None
+    level: LevelKey | None = None
     numbers: dict[str, float | None] = Field(default_factory=dict)
     severity: Severity = "info"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from servecap.analysis.findings import Finding, Section
 from servecap.analysis.series import ConfigSeries
+from servecap.core.level_key import LevelKey
 
 # metric -> (section, label, unit, lower is better, digits)
 METRICS: dict[str, tuple[Section, str, str, bool, int]] = {
@@ -14,12 +15,12 @@ METRICS: dict[str, tuple[Section, str, str, bool, int]] = {
 }
 
 
-def _mean(series: ConfigSeries, metric: str, concurrency: int) -> float | None:
-    level = series.at(concurrency)
+def _mean(series: ConfigSeries, metric: str, key: LevelKey) -> float | None:
+    level = series.at(key)
     return None if level is None else level.value(metric, "mean")
 
 
-def metric_findings(series: list[ConfigSeries], levels: list[int]) -> list[Finding]:
+def metric_findings(series: list[ConfigSeries], levels: list[LevelKey]) -> list[Finding]:
     """Best config at the lowest and highest level, and growth per config, for each metric."""
     findings: list[Finding] = []
     if not levels:
@@ -38,8 +39,8 @@ def metric_findings(series: list[ConfigSeries], levels: list[int]) -> list[Findi
                     kind=f"{metric}_best",
                     section=section,
                     configs=[best],
-                    concurrency=c,
-                    text=f"At c={c} the best mean {label} is {best}'s {known[best]:.{digits}f} "
+                    level=c,
+                    text=f"At {c} the best mean {label} is {best}'s {known[best]:.{digits}f} "
                     f"{unit} ({listing}).",
                     numbers=dict(known),
                 )
@@ -55,7 +56,7 @@ def _growth(
     unit: str,
     digits: int,
     section: Section,
-    levels: list[int],
+    levels: list[LevelKey],
 ) -> list[Finding]:
     lo, hi = levels[0], levels[-1]
     parts: list[str] = []
@@ -72,7 +73,7 @@ def _growth(
         Finding(
             kind=f"{metric}_growth",
             section=section,
-            text=f"Mean {label} from c={lo} to c={hi}: " + "; ".join(parts) + ".",
+            text=f"Mean {label} from {lo} to {hi}: " + "; ".join(parts) + ".",
             numbers=numbers,
         )
     ]

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from servecap.analysis.aggregate import AggregateSeries
 from servecap.analysis.series import ConfigSeries
 from servecap.analysis.slo import SloAnalysis, SloCell
+from servecap.core.level_key import LevelKey, bound_text, keys_text
 
 Score = tuple[float, ...]
 
@@ -44,26 +45,23 @@ class Context:
     series: dict[str, ConfigSeries]
     aggregates: dict[str, AggregateSeries]
     slo: SloAnalysis
-    low_levels: list[int]
-    high_levels: list[int]
-
-
-def _levels_text(levels: list[int]) -> str:
-    return ",".join(str(c) for c in levels)
+    low_levels: list[LevelKey]
+    high_levels: list[LevelKey]
 
 
 def score_interactive(ctx: Context, name: str) -> Scored:
     cfg, stat = ctx.series[name], ctx.slo.slo.statistic
     lows = [cfg.at(c) for c in ctx.low_levels]
     tps = [lv.tps_mean for lv in lows if lv is not None and lv.tps_mean]
-    cells = {c.concurrency: c for c in ctx.slo.cells(stat, name)}
+    cells = {c.level: c for c in ctx.slo.cells(stat, name)}
     meets = all(c in cells and cells[c].ok for c in ctx.low_levels)
     if len(tps) != len(ctx.low_levels) or not tps:
-        return Scored(None, f"{name}: not measured at every level c<={ctx.low_levels[-1]}", {})
+        where = bound_text(ctx.low_levels[-1], "<=")
+        return Scored(None, f"{name}: not measured at every level {where}", {})
     geo = math.exp(sum(math.log(t) for t in tps) / len(tps))
     text = (
         f"{name}: TPS mean {' / '.join(f'{t:.1f}' for t in tps)} tok/s at "
-        f"c={_levels_text(ctx.low_levels)} (geometric mean {geo:.1f})"
+        f"{keys_text(ctx.low_levels)} (geometric mean {geo:.1f})"
         + ("" if meets else f", but misses an SLO ({stat}) there")
     )
     return Scored((float(meets), geo), text, {"tps_geomean": geo})
@@ -71,16 +69,16 @@ def score_interactive(ctx: Context, name: str) -> Scored:
 
 def score_high_load(ctx: Context, name: str) -> Scored:
     stat = ctx.slo.slo.statistic
-    cells = {c.concurrency: c for c in ctx.slo.cells(stat, name)}
+    cells = {c.level: c for c in ctx.slo.cells(stat, name)}
     passing = [c for c in ctx.high_levels if c in cells and cells[c].ok]
     top = max(passing, default=None)
     output = ctx.aggregates[name].at(top) if top is not None else None
     margin = _slo_margin(ctx, [cells[c] for c in ctx.high_levels if c in cells])
     text = (
         f"{name}: meets both SLOs ({stat}) at "
-        f"{'c=' + _levels_text(passing) if passing else 'none'} "
-        f"of c={_levels_text(ctx.high_levels)}"
-        + (f"; aggregate output {output:.0f} tok/s at c={top}" if output is not None else "")
+        f"{keys_text(passing) if passing else 'none'} "
+        f"of {keys_text(ctx.high_levels)}"
+        + (f"; aggregate output {output:.0f} tok/s at {top}" if output is not None else "")
         + ("" if passing else f"; closest to the SLOs there (margin {margin:.2f}, 1 = just met)")
     )
     # When no config meets the SLOs at high load, the one closest to them ranks first.
@@ -101,13 +99,13 @@ def _slo_margin(ctx: Context, cells: list[SloCell]) -> float:
 
 def score_max_throughput(ctx: Context, name: str) -> Scored:
     agg = ctx.aggregates[name]
-    if agg.peak_tok_s is None or agg.peak_concurrency is None:
+    if agg.peak_tok_s is None or agg.peak_level is None:
         return Scored(None, f"{name}: no aggregate output", {})
-    cells = {c.concurrency: c for c in ctx.slo.cells(ctx.slo.slo.statistic, name)}
-    cell = cells.get(agg.peak_concurrency)
+    cells = {c.level: c for c in ctx.slo.cells(ctx.slo.slo.statistic, name)}
+    cell = cells.get(agg.peak_level)
     stat = ctx.slo.slo.statistic
     slo_note = "" if cell is None or cell.ok else f", where it misses an SLO ({stat})"
-    text = f"{name}: {agg.peak_tok_s:.0f} tok/s at c={agg.peak_concurrency}{slo_note}"
+    text = f"{name}: {agg.peak_tok_s:.0f} tok/s at {agg.peak_level}{slo_note}"
     return Scored((agg.peak_tok_s,), text, {"peak_tok_s": agg.peak_tok_s})
 
 
@@ -118,13 +116,13 @@ def score_min_itl(ctx: Context, name: str) -> Scored:
     best = min(levels, key=lambda lv: lv.itl_mean_ms or math.inf)
     assert best.itl_mean_ms is not None
     others = ", ".join(
-        f"{lv.itl_mean_ms:.2f} ms at c={lv.concurrency}"
+        f"{lv.itl_mean_ms:.2f} ms at {lv.key}"
         for lv in levels
-        if lv.concurrency in ctx.low_levels[1:4] and lv is not best
+        if lv.key in ctx.low_levels[1:4] and lv is not best
     )
     ttft = f"{best.ttft_mean_ms:.1f} ms" if best.ttft_mean_ms is not None else "n/a"
     text = (
-        f"{name}: ITL mean {best.itl_mean_ms:.2f} ms at c={best.concurrency} (TTFT mean {ttft})"
+        f"{name}: ITL mean {best.itl_mean_ms:.2f} ms at {best.key} (TTFT mean {ttft})"
         + (f"; {others}" if others else "")
     )
     return Scored(
@@ -236,7 +234,7 @@ _VERSUS: dict[str, Callable[[Context, str, str], str]] = {
 
 def _title(title: str, key: str, ctx: Context) -> str:
     if key == "interactive_low_load" and ctx.low_levels:
-        return f"{title} (c<={ctx.low_levels[-1]})"
+        return f"{title} ({bound_text(ctx.low_levels[-1], '<=')})"
     if key == "high_load" and ctx.high_levels:
-        return f"{title} (c>={ctx.high_levels[0]})"
+        return f"{title} ({bound_text(ctx.high_levels[0], '>=')})"
     return title

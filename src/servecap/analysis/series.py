@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from servecap.core.level_key import LevelKey
 from servecap.core.numbers import fmt_number
 from servecap.core.summary import LevelSummary
 
@@ -26,19 +27,19 @@ class ConfigSeries:
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        ordered = sorted(self.levels, key=lambda lv: lv.concurrency)
+        ordered = sorted(self.levels, key=lambda lv: lv.key)
         object.__setattr__(self, "levels", ordered)
 
-    def at(self, concurrency: int) -> LevelSummary | None:
-        """The level summary at `concurrency`, if the run has one."""
+    def at(self, key: LevelKey) -> LevelSummary | None:
+        """The level summary at `key`, if the run has one."""
         for level in self.levels:
-            if level.concurrency == concurrency:
+            if level.key == key:
                 return level
         return None
 
     @property
-    def concurrencies(self) -> list[int]:
-        return [level.concurrency for level in self.levels]
+    def keys(self) -> list[LevelKey]:
+        return [level.key for level in self.levels]
 
 
 def tokens_per_request(series: ConfigSeries, level: LevelSummary) -> tuple[float | None, str]:

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from servecap.analysis.findings import Finding
 from servecap.analysis.series import ConfigSeries
 from servecap.core.config import SLO, Statistic
+from servecap.core.level_key import LevelKey
 from servecap.core.numbers import fmt_number
 from servecap.stats.capacity import LevelVerdict, plan_levels
 
@@ -28,8 +29,12 @@ class SloCell(LevelVerdict):
 
 
 class CapacityRow(BaseModel):
+    """One config's capacity: `top` the highest level within SLO (C_max = its c for a closed
+    loop)."""
+
     config: str
     statistic: Statistic
+    top: LevelKey | None = None
     c_max: int | None
     latency_mean_s: float | None
     users: int | None
@@ -57,12 +62,13 @@ def slo_analysis(series: list[ConfigSeries], slo: SLO) -> SloAnalysis:
         for cfg in series:
             plan = plan_levels(cfg.levels, judged)
             matrix[stat].extend(
-                SloCell(config=cfg.name, **v.model_dump(exclude={"ok"})) for v in plan.levels
+                SloCell(config=cfg.name, **dict(v)) for v in plan.levels
             )
             capacity[stat].append(
                 CapacityRow(
                     config=cfg.name,
                     statistic=stat,
+                    top=plan.top,
                     c_max=plan.c_max,
                     latency_mean_s=plan.latency_mean_s,
                     users=plan.users,
@@ -99,8 +105,8 @@ def _boundary(
             section="slo",
             configs=[config],
             text=(
-                f"{config}: meets both SLOs ({label}) at every level up to c="
-                f"{top.concurrency if top else '?'}."
+                f"{config}: meets both SLOs ({label}) at every level up to "
+                f"{top.level if top else 'c=?'}."
             ),
         )
     misses = []
@@ -108,13 +114,13 @@ def _boundary(
         misses.append(f"TTFT {label} {_num(bad.ttft, 1)} ms > {slo.ttft_ms:g} ms")
     if not bad.tps_ok:
         misses.append(f"TPS {label} {_num(bad.tps, 1)} tok/s < {slo.tps:g} tok/s")
-    upto = f"up to c={cap.c_max}" if cap and cap.c_max else "at no level"
+    upto = f"up to {cap.top}" if cap and cap.top else "at no level"
     return Finding(
         kind="slo_boundary",
         section="slo",
         configs=[config],
-        concurrency=bad.concurrency,
-        text=f"{config}: meets both SLOs ({label}) {upto}; at c={bad.concurrency} "
+        level=bad.level,
+        text=f"{config}: meets both SLOs ({label}) {upto}; at {bad.level} "
         + " and ".join(misses)
         + ".",
         numbers={"ttft": bad.ttft, "tps": bad.tps, "c_max": cap.c_max if cap else None},

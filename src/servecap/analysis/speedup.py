@@ -1,7 +1,7 @@
 """Speedup of a configuration over its baseline (spec TPS / direct TPS) and the break-even level.
 
-Break-even is interpolated linearly in log2(c) between the last level where the ratio is >= 1
-and the first where it is < 1, because concurrency levels double.
+Break-even is interpolated linearly in log2 of the level's value (c for a closed loop) between
+the last level where the ratio is >= 1 and the first where it is < 1, because levels double.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from servecap.analysis.findings import Finding
 from servecap.analysis.series import ConfigSeries
 from servecap.core.errors import UserInputError
+from servecap.core.level_key import LevelKey
 
 _SPEC_SUFFIX = re.compile(r"^(?P<stem>.+?)[-_]spec$", re.IGNORECASE)
 
@@ -32,7 +33,7 @@ class Pair(BaseModel):
 
 
 class SpeedupPoint(BaseModel):
-    concurrency: int
+    level: LevelKey
     spec_tps: float
     base_tps: float
     ratio: float
@@ -42,11 +43,11 @@ class PairSpeedup(BaseModel):
     pair: Pair
     points: list[SpeedupPoint]
     break_even: float | None
-    break_even_between: tuple[int, int] | None
+    break_even_between: tuple[LevelKey, LevelKey] | None
 
-    def at(self, concurrency: int) -> float | None:
+    def at(self, key: LevelKey) -> float | None:
         for point in self.points:
-            if point.concurrency == concurrency:
+            if point.level == key:
                 return point.ratio
         return None
 
@@ -88,12 +89,12 @@ def pair_speedup(pair: Pair, spec: ConfigSeries, base: ConfigSeries) -> PairSpee
     """Mean-TPS ratio per shared level, and where it crosses 1."""
     points: list[SpeedupPoint] = []
     for level in spec.levels:
-        other = base.at(level.concurrency)
+        other = base.at(level.key)
         if other is None or level.tps_mean is None or not other.tps_mean:
             continue
         points.append(
             SpeedupPoint(
-                concurrency=level.concurrency,
+                level=level.key,
                 spec_tps=level.tps_mean,
                 base_tps=other.tps_mean,
                 ratio=level.tps_mean / other.tps_mean,
@@ -103,12 +104,14 @@ def pair_speedup(pair: Pair, spec: ConfigSeries, base: ConfigSeries) -> PairSpee
     return PairSpeedup(pair=pair, points=points, break_even=crossing, break_even_between=between)
 
 
-def _break_even(points: list[SpeedupPoint]) -> tuple[tuple[int, int] | None, float | None]:
+def _break_even(
+    points: list[SpeedupPoint],
+) -> tuple[tuple[LevelKey, LevelKey] | None, float | None]:
     for prev, cur in pairwise(points):
-        if prev.ratio >= 1.0 > cur.ratio:
-            x0, x1 = math.log2(prev.concurrency), math.log2(cur.concurrency)
+        if prev.ratio >= 1.0 > cur.ratio and prev.level.kind == cur.level.kind:
+            x0, x1 = math.log2(prev.level.value), math.log2(cur.level.value)
             frac = (prev.ratio - 1.0) / (prev.ratio - cur.ratio)
-            return (prev.concurrency, cur.concurrency), 2 ** (x0 + frac * (x1 - x0))
+            return (prev.level, cur.level), 2 ** (x0 + frac * (x1 - x0))
     return None, None
 
 
@@ -120,9 +123,9 @@ def speedup_findings(result: PairSpeedup) -> list[Finding]:
     label = result.pair.label
     ratios = " ".join(f"{p.ratio:.2f}" for p in result.points)
     text = (
-        f"{label}: TPS ratio {first.ratio:.2f}x at c={first.concurrency} "
+        f"{label}: TPS ratio {first.ratio:.2f}x at {first.level} "
         f"({first.spec_tps:.1f} vs {first.base_tps:.1f} tok/s) and {last.ratio:.2f}x at "
-        f"c={last.concurrency} ({last.spec_tps:.1f} vs {last.base_tps:.1f} tok/s); "
+        f"{last.level} ({last.spec_tps:.1f} vs {last.base_tps:.1f} tok/s); "
         f"per level: {ratios}."
     )
     findings = [
@@ -153,13 +156,15 @@ def _break_even_finding(result: PairSpeedup) -> Finding:
         )
     lo, hi = result.break_even_between
     before, after = result.at(lo), result.at(hi)
+    kind = lo.info
+    near = f"{kind.prefix}={result.break_even:.1f}{kind.unit}"
     return Finding(
         kind="break_even",
         section="speedup",
         configs=configs,
         text=(
-            f"{label}: break-even near c={result.break_even:.1f} (ratio {before:.2f}x at "
-            f"c={lo}, {after:.2f}x at c={hi}, interpolated in log2 c); above it "
+            f"{label}: break-even near {near} (ratio {before:.2f}x at "
+            f"{lo}, {after:.2f}x at {hi}, interpolated in log2 {kind.prefix}); above it "
             f"{result.pair.spec} gives each user fewer tokens/s than {result.pair.base}."
         ),
         numbers={"break_even": result.break_even, "ratio_before": before, "ratio_after": after},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
 
@@ -11,7 +12,7 @@ from servecap.core.summary import LevelSummary
 class ProgressSink(Protocol):
     def started(self, total_requests: int, run_dir: str, model: str) -> None: ...
 
-    def level_started(self, concurrency: int, n_requests: int) -> None: ...
+    def level_started(self, level: LevelKey, n_requests: int) -> None: ...
 
     def request_done(self, record: RequestRecord) -> None: ...
 
@@ -24,7 +25,7 @@ class NullProgress:
     def started(self, total_requests: int, run_dir: str, model: str) -> None:
         return None
 
-    def level_started(self, concurrency: int, n_requests: int) -> None:
+    def level_started(self, level: LevelKey, n_requests: int) -> None:
         return None
 
     def request_done(self, record: RequestRecord) -> None:

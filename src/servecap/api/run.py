@@ -1,8 +1,10 @@
-"""`run_benchmark`: a closed-loop concurrency sweep, saved as it goes.
+"""`run_benchmark`: a sweep over the load plan's levels, saved as it goes.
 
 Order of work: validate and preflight (no load yet), create the run directory, warm up,
-then each level in turn; after every level the summaries on disk are rewritten, so a run
-that stops early keeps every level it finished and every request it recorded.
+then each level of the plan (`RunConfig.load_spec()`) in turn, through its kind's scheduler
+with the per-level observers around it; after every level the summaries on disk are
+rewritten, so a run that stops early (even killed) keeps every level it finished and every
+request it recorded.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import asyncio
 import base64
 import itertools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +22,7 @@ from urllib.parse import unquote, urlsplit
 
 from servecap import __version__
 from servecap.api.loop import loop_factory
+from servecap.api.observers import level_observers
 from servecap.api.preflight import (
     check_output_dir,
     describe_server,
@@ -30,11 +34,13 @@ from servecap.client.http import StreamingClient, make_session
 from servecap.core.clock import ClockAnchor
 from servecap.core.config import RunConfig, strip_credentials
 from servecap.core.errors import RunAborted, UserInputError
+from servecap.core.load_spec import LevelSpec, warmup_level
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
 from servecap.core.summary import LevelSummary
-from servecap.load.closed_loop import run_closed_loop
-from servecap.load.monitor import ClientMonitor
+from servecap.load.backend import Backend
+from servecap.load.scheduler import LevelIO
+from servecap.load.sweep import run_level
 from servecap.metrics.level import summarise_level
 from servecap.storage.run_dir import (
     REQUESTS_FILE,
@@ -43,7 +49,7 @@ from servecap.storage.run_dir import (
     write_run_info,
     write_summaries,
 )
-from servecap.workload.prompts import build_prompts
+from servecap.workload.source import builtin_source
 
 API_KEY_FALLBACK_ENV = "SERVECAP_API_KEY"
 
@@ -109,12 +115,13 @@ class _Run:
 
     def __init__(self, config: RunConfig, progress: ProgressSink, secrets: Secrets) -> None:
         self.config = config
+        self.plan = config.load_spec()
         self.secrets = secrets
         self.progress = progress
         self.levels: list[LevelSummary] = []
         self.health: dict[str, dict[str, Any]] = {}
         self.ids = itertools.count()
-        self.prompts = itertools.cycle(build_prompts(config.input_tokens, config.seed))
+        self.source = builtin_source(config.input_tokens, config.output_tokens, config.seed)
 
     def sink_for(self, writer: RecordWriter, bucket: list[RequestRecord]) -> Any:
         def sink(record: RequestRecord) -> None:
@@ -124,6 +131,12 @@ class _Run:
             self.progress.request_done(record)
 
         return sink
+
+    def io(
+        self, backend: Backend, writer: RecordWriter, bucket: list[RequestRecord],
+        stop: asyncio.Event | None,
+    ) -> LevelIO:
+        return LevelIO(backend, self.source, self.sink_for(writer, bucket), self.ids, stop)
 
 
 async def run_benchmark_async(
@@ -138,8 +151,8 @@ async def run_benchmark_async(
     state = _Run(config, progress or NullProgress(), secrets)
     out_dir = Path(config.out_dir)
     check_output_dir(out_dir)
-    ensure_file_limit(max(config.concurrency))
-    pool = max(config.concurrency)
+    pool = state.plan.max_in_flight()
+    ensure_file_limit(pool)
     async with make_session(config.client, pool, secrets.http_headers()) as session:
         model, models = await resolve_model(session, config)
         server = await describe_server(session, config.client, models)
@@ -151,10 +164,10 @@ async def run_benchmark_async(
             config.extra_body,
         )
         writer = RecordWriter(run_dir / REQUESTS_FILE)
-        total = config.warmup + sum(c * config.rounds for c in config.concurrency)
+        total = config.warmup + sum(level.n_requests for level in state.plan.levels())
         state.progress.started(total, str(run_dir), model)
         try:
-            await _sweep(state, client, writer, stop)
+            await _sweep(state, client, writer, stop, lambda: _save(run_dir, info, state))
             info.status = "incomplete" if stop is not None and stop.is_set() else "complete"
         except asyncio.CancelledError:
             info.status, info.stop_reason = "incomplete", "interrupted"
@@ -180,44 +193,43 @@ def _write_failed(run_dir: Path, exc: OSError) -> RunAborted:
 
 
 async def _sweep(
-    state: _Run, client: StreamingClient, writer: RecordWriter, stop: asyncio.Event | None
+    state: _Run,
+    client: StreamingClient,
+    writer: RecordWriter,
+    stop: asyncio.Event | None,
+    save: Callable[[], None],
 ) -> None:
-    config = state.config
-    if config.warmup:
-        await run_closed_loop(
-            client, state.prompts, 1, config.warmup, state.ids,
-            state.sink_for(writer, []), stop, warmup=True,
-        )
-    for concurrency in config.concurrency:
+    """Warm up, then run each level of the plan; `save` after each finished level."""
+    if state.config.warmup:
+        await run_level(warmup_level(state.config.warmup), state.io(client, writer, [], stop))
+    for level in state.plan.levels():
         if stop is not None and stop.is_set():
             return
-        n_requests = concurrency * config.rounds
-        state.progress.level_started(concurrency, n_requests)
+        state.progress.level_started(level.key, level.n_requests)
         bucket: list[RequestRecord] = []
-        monitor = ClientMonitor()
+        observed: dict[str, Any] = {}
         try:
-            async with monitor:
-                await run_closed_loop(
-                    client, state.prompts, concurrency, n_requests, state.ids,
-                    state.sink_for(writer, bucket), stop,
-                )
+            await run_level(
+                level, state.io(client, writer, bucket, stop),
+                level_observers(level), observed,
+            )
         finally:
-            _close_level(state, concurrency, bucket, monitor)
+            _close_level(state, level, bucket, observed)
+        save()
 
 
 def _close_level(
-    state: _Run, concurrency: int, bucket: list[RequestRecord], monitor: ClientMonitor
+    state: _Run, level: LevelSpec, bucket: list[RequestRecord], observed: dict[str, Any]
 ) -> None:
     if not bucket:
         return
-    summary = summarise_level(concurrency, bucket, monitor.health)
+    summary = summarise_level(level.key, bucket, observed)
     state.levels.append(summary)
-    if monitor.health is not None:
-        state.health[str(concurrency)] = {
-            "loop_lag_p99_ms": monitor.health.loop_lag_p99_ms,
-            "client_cpu_pct": monitor.health.client_cpu_pct,
-            "client_bound": monitor.health.client_bound,
-        }
+    if observed:
+        # run.json keeps what the observers saw, so a summary recomputed from
+        # requests.jsonl still has it ("64" for c=64, as before keys existed).
+        name = str(int(level.key.value)) if level.key.is_closed else str(level.key)
+        state.health[name] = observed
     state.progress.level_done(summary)
 
 

@@ -20,6 +20,7 @@ from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
 from servecap.cli.tables import levels_table
 from servecap.core.config import ClientOptions, RunConfig, parse_levels, validate_base_url
 from servecap.core.errors import UserInputError
+from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
 from servecap.core.validation import user_input_error
@@ -60,8 +61,8 @@ class RichProgress:
         self.bar.update(self.task, total=total_requests)
         self.bar.start()
 
-    def level_started(self, concurrency: int, n_requests: int) -> None:
-        self.bar.update(self.task, description=f"c={concurrency}")
+    def level_started(self, level: LevelKey, n_requests: int) -> None:
+        self.bar.update(self.task, description=str(level))
 
     def request_done(self, record: RequestRecord) -> None:
         if record.status == "failed":
@@ -70,7 +71,7 @@ class RichProgress:
 
     def level_done(self, summary: LevelSummary) -> None:
         self.bar.console.print(
-            f"c={summary.concurrency}: ok {summary.n_ok} failed {summary.n_failed} "
+            f"{summary.key}: ok {summary.n_ok} failed {summary.n_failed} "
             f"TTFT mean {summary.ttft_mean_ms or 0:.1f} ms, TPS mean {summary.tps_mean or 0:.1f}",
             highlight=False,
         )

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from rich.table import Table
 
 from servecap.api.plan import RunCapacity
+from servecap.core.level_key import LEVEL_KINDS, LevelKey, format_value
 from servecap.core.numbers import fmt_number
 from servecap.core.summary import LevelSummary
 
@@ -15,18 +16,25 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return fmt_number(value, digits)
 
 
+def _key_title(keys: Sequence[LevelKey]) -> str:
+    """The level column's title: the kind's prefix (`c`), or `level` for mixed kinds."""
+    kinds = {key.kind for key in keys}
+    return LEVEL_KINDS[kinds.pop()].prefix if len(kinds) == 1 else "level"
+
+
 def levels_table(title: str, levels: Sequence[LevelSummary]) -> Table:
     """The per-level table: P90 is the tail (10th percentile for TPS)."""
     table = Table(title=title, title_justify="left")
     for name in (
-        "c", "ok", "fail", "TTFT ms mean", "TTFT P90", "ITL ms mean", "TPS mean", "TPS P90",
+        _key_title([lv.key for lv in levels]), "ok", "fail", "TTFT ms mean", "TTFT P90",
+        "ITL ms mean", "TPS mean", "TPS P90",
         "lat s mean", "req/s", "out tok/s", "served c", "lag p99 ms", "note",
     ):
         table.add_column(name, justify="right" if name != "note" else "left")
     for lv in levels:
         note = "client-bound" if lv.client_bound else ""
         table.add_row(
-            str(lv.concurrency), _fmt(lv.n_ok, 0), _fmt(lv.n_failed, 0),
+            format_value(lv.key.value), _fmt(lv.n_ok, 0), _fmt(lv.n_failed, 0),
             _fmt(lv.ttft_mean_ms), _fmt(lv.ttft_p90_ms), _fmt(lv.itl_mean_ms, 2),
             _fmt(lv.tps_mean), _fmt(lv.tps_p90), _fmt(lv.latency_mean_s, 2), _fmt(lv.rps, 2),
             _fmt(lv.output_tok_s), _fmt(lv.served_concurrency, 1), _fmt(lv.loop_lag_p99_ms, 2),
@@ -40,11 +48,13 @@ def capacity_table(run: RunCapacity, statistic: str) -> Table:
     users, c_max = fmt_number(run.users), fmt_number(run.c_max)
     title = f"{run.name}: C_max {c_max}, users {users} (SLOs on {statistic})"
     table = Table(title=title, title_justify="left")
-    for name in ("c", f"TTFT {statistic} ms", "TTFT ok", f"TPS {statistic}", "TPS ok"):
+    keys = [LevelKey.coerce(lv.get("level") or lv.get("concurrency")) for lv in run.levels]
+    for name in (_key_title(keys), f"TTFT {statistic} ms", "TTFT ok", f"TPS {statistic}",
+                 "TPS ok"):
         table.add_column(name, justify="right")
-    for lv in run.levels:
+    for key, lv in zip(keys, run.levels, strict=True):
         table.add_row(
-            str(lv["concurrency"]), _fmt(lv["ttft"]), "yes" if lv["ttft_ok"] else "NO",
+            format_value(key.value), _fmt(lv["ttft"]), "yes" if lv["ttft_ok"] else "NO",
             _fmt(lv["tps"]), "yes" if lv["tps_ok"] else "NO",
         )
     return table

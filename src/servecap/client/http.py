@@ -26,7 +26,7 @@ from servecap.core.config import ClientOptions, Endpoint
 from servecap.core.errors import SSEProtocolError, UserInputError
 from servecap.core.records import RequestRecord
 from servecap.sse.decoder import SSEDecoder
-from servecap.workload.prompts import Prompt
+from servecap.workload.source import Request
 
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 STALE_CONNECTION_ERRORS = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
@@ -103,6 +103,8 @@ class StreamingClient:
         self._session = session
         self._options = options
         self._chat = endpoint == "chat"
+        # `--extra-body` may set max_tokens for every request; otherwise each request's own
+        self._per_request_max = "max_tokens" not in (extra_body or {})
         path = "/chat/completions" if self._chat else "/completions"
         self._url = options.base_url + path
         self._template: dict[str, Any] = {
@@ -118,17 +120,19 @@ class StreamingClient:
             sock_read=options.stall_timeout_s,
         )
 
-    def body(self, prompt: Prompt) -> bytes:
+    def body(self, request: Request) -> bytes:
         body = dict(self._template)
+        if self._per_request_max:
+            body["max_tokens"] = request.max_tokens
         if self._chat:
-            body["messages"] = [{"role": "user", "content": prompt.text}]
+            body["messages"] = [{"role": "user", "content": request.text}]
         else:
-            body["prompt"] = prompt.text
+            body["prompt"] = request.text
         return json.dumps(body).encode()
 
-    async def send(self, prompt: Prompt, record: RequestRecord) -> None:
-        """Send `prompt`, record every timestamp; never raises for server faults."""
-        payload = self.body(prompt)
+    async def send(self, request: Request, record: RequestRecord) -> None:
+        """Send `request`, record every timestamp; never raises for server faults."""
+        payload = self.body(request)
         reader = ChunkReader(record, self._chat)
         try:
             async with asyncio.timeout(self._options.timeout_s) as deadline:
@@ -149,7 +153,7 @@ class StreamingClient:
             fail(record, "response_too_large", str(exc))
         finally:
             record.ended_at = now_ns()
-            reader.finish(len(prompt.text))
+            reader.finish(len(request.text))
 
     async def _exchange_with_reconnect(self, payload: bytes, reader: ChunkReader) -> None:
         """Send, on another connection if the pooled one turns out to be closed already.

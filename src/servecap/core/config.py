@@ -12,6 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from servecap.core.errors import UserInputError
+from servecap.core.load_spec import ClosedLoad, LoadSpec
 
 Endpoint = Literal["chat", "completions"]
 Statistic = Literal["p90", "mean"]
@@ -113,6 +114,9 @@ class RunConfig(BaseModel):
     extra_body: dict[str, object] = Field(default_factory=dict)
     client: ClientOptions = Field(default_factory=ClientOptions)
     notes: str | None = None
+    # The load plan when it is not the closed sweep of `concurrency` x `rounds` above (the
+    # CLI's flags build that one); absent from stored configs when unset.
+    load: LoadSpec | None = None
 
     @field_validator("concurrency")
     @classmethod
@@ -121,9 +125,15 @@ class RunConfig(BaseModel):
             raise ValueError("concurrency levels must be a non-empty list of integers >= 1")
         return sorted(set(value))
 
+    def load_spec(self) -> LoadSpec:
+        """The plan this run sweeps: `load`, else the closed loop over `concurrency`."""
+        if self.load is not None:
+            return self.load
+        return ClosedLoad(concurrency=self.concurrency, rounds=self.rounds)
+
     def stored(self) -> dict[str, object]:
         """The config as written to disk: credentials stripped from the URL."""
-        data = self.model_dump(mode="json")
+        data = self.model_dump(mode="json", exclude={"load"} if self.load is None else None)
         client = data["client"]
         assert isinstance(client, dict)
         client["base_url"] = strip_credentials(self.client.base_url)

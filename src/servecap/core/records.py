@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
+from servecap.core.level_key import LevelKey, key_fields, key_from_fields
+
 RequestStatus = Literal["ok", "failed", "cancelled"]
 TokenSource = Literal["usage", "estimated"]
 
@@ -42,6 +44,10 @@ class RequestRecord:
     `chunk_at` holds the arrival of every token-bearing chunk (content, reasoning or tool-call
     delta). `chunk_tokens` holds each such chunk's token delta when the server reports per-chunk
     usage, else it is empty and metrics spread the total evenly over the chunks.
+
+    The level a record belongs to is its `key`: a closed-loop row stores it as `concurrency`
+    (the file format from before keys existed), any other kind as `level` (the key's text,
+    `concurrency` then 0).
     """
 
     request_id: int
@@ -70,6 +76,27 @@ class RequestRecord:
     # The engine's own timing of this request where it sends one (llama-server's `timings`:
     # prompt_ms, predicted_ms, predicted_per_token_ms, ...); numbers only, kept for cross-checks.
     server_timings: dict[str, float] | None = None
+    level: str | None = None
+
+    @classmethod
+    def for_level(
+        cls, key: LevelKey, request_id: int, stream_index: int, scheduled_at: int,
+        warmup: bool = False,
+    ) -> RequestRecord:
+        """A fresh record of level `key`, stamped as scheduled at `scheduled_at`."""
+        fields_ = key_fields(key)
+        return cls(
+            request_id=request_id,
+            concurrency=fields_.get("concurrency", 0),
+            stream_index=stream_index,
+            scheduled_at=scheduled_at,
+            warmup=warmup,
+            level=fields_.get("level"),
+        )
+
+    @property
+    def key(self) -> LevelKey:
+        return key_from_fields(self.concurrency, self.level)
 
     @property
     def ok(self) -> bool:
@@ -81,7 +108,10 @@ class RequestRecord:
         return self.completion_tokens or 0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if data["level"] is None:  # closed-loop rows keep the format they always had
+            del data["level"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RequestRecord:

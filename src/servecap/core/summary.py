@@ -8,7 +8,11 @@ Every metric column is optional so that summary-only runs imported from publishe
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from servecap.core.level_key import LevelKey, key_fields, key_from_fields
 
 STATS: tuple[str, ...] = ("mean", "p50", "p90", "p99")
 
@@ -32,11 +36,13 @@ def column(metric: str, stat: str) -> str:
 
 
 class LevelSummary(BaseModel):
-    """One concurrency level of one run."""
+    """One level of one run, keyed by `key` (stored as `concurrency` for the closed kind,
+    as `level`, the key's text, for any other)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    concurrency: int = Field(ge=1)
+    concurrency: int | None = Field(default=None, ge=1)
+    level: str | None = None
     n_requests: int | None = None
     n_ok: int | None = None
     n_failed: int | None = None
@@ -84,10 +90,43 @@ class LevelSummary(BaseModel):
     client_bound: bool | None = None
     warnings: list[str] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _has_key(self) -> LevelSummary:
+        if self.concurrency is None and self.level is None:
+            raise ValueError("a level needs `concurrency` (or the `level` key of another kind)")
+        if self.level is not None:
+            LevelKey.parse(self.level)  # a ValueError names the bad key
+        return self
+
+    @classmethod
+    def for_key(cls, key: LevelKey, **fields: Any) -> LevelSummary:
+        return cls.model_validate({**key_fields(key), **fields})
+
+    @property
+    def key(self) -> LevelKey:
+        return key_from_fields(self.concurrency, self.level)
+
+    def stored(self) -> dict[str, Any]:
+        """The row as written to summary.json/csv: only the key fields its kind uses."""
+        data = self.model_dump(mode="json")
+        for name in ("concurrency", "level"):
+            if data[name] is None:
+                del data[name]
+        return data
+
     def value(self, metric: str, stat: str) -> float | None:
         """A statistic of a distribution metric, e.g. `value("ttft", "p90")`."""
         result: float | None = getattr(self, column(metric, stat))
         return result
 
 
-SUMMARY_COLUMNS: tuple[str, ...] = tuple(LevelSummary.model_fields)
+# The columns of a closed-loop summary (the format of every run before keys existed);
+# a summary holding other kinds' levels adds `level` (`summary_columns`).
+SUMMARY_COLUMNS: tuple[str, ...] = tuple(f for f in LevelSummary.model_fields if f != "level")
+
+
+def summary_columns(levels: list[LevelSummary]) -> list[str]:
+    """The CSV header for these levels: today's columns, plus `level` if a kind needs it."""
+    if all(level.level is None for level in levels):
+        return list(SUMMARY_COLUMNS)
+    return list(LevelSummary.model_fields)

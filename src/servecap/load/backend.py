@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from servecap.core.records import RequestRecord
-from servecap.workload.prompts import Prompt
+from servecap.workload.source import Request
 
 
 class Backend(Protocol):
@@ -15,4 +15,4 @@ class Backend(Protocol):
     `asyncio.CancelledError` after marking the record cancelled.
     """
 
-    async def send(self, prompt: Prompt, record: RequestRecord) -> None: ...
+    async def send(self, request: Request, record: RequestRecord) -> None: ...

@@ -8,52 +8,26 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Iterator
 
 from servecap.core.clock import now_ns
+from servecap.core.load_spec import ClosedLevel
 from servecap.core.records import RequestRecord
-from servecap.load.backend import Backend
-from servecap.workload.prompts import Prompt
-
-RecordSink = Callable[[RequestRecord], None]
+from servecap.load.scheduler import LevelIO, in_task_group
 
 
-async def run_closed_loop(
-    backend: Backend,
-    prompts: Iterator[Prompt],
-    concurrency: int,
-    n_requests: int,
-    ids: Iterator[int],
-    sink: RecordSink,
-    stop: asyncio.Event | None = None,
-    warmup: bool = False,
-) -> None:
-    """Send `n_requests` over `concurrency` streams; every ended request goes to `sink`.
-
-    `stop` ends scheduling early: streams finish the request in hand and send no more.
-    Cancelling the task marks in-flight requests cancelled and still sinks them.
-    """
+async def run_closed_level(level: ClosedLevel, io: LevelIO) -> None:
+    """Send `level.n_requests` over `level.concurrency` streams; each ended request is sunk."""
     remaining = itertools.count()
 
     async def stream(index: int) -> None:
-        while next(remaining) < n_requests and not (stop is not None and stop.is_set()):
-            record = RequestRecord(
-                request_id=next(ids),
-                concurrency=concurrency,
-                stream_index=index,
-                scheduled_at=now_ns(),
-                warmup=warmup,
+        while next(remaining) < level.n_requests and not io.stopped:
+            record = RequestRecord.for_level(
+                level.key, next(io.ids), index, now_ns(), warmup=level.warmup
             )
-            try:
-                await backend.send(next(prompts), record)
-            finally:
-                sink(record)
+            await io.send(record)
 
-    # A TaskGroup, so that a stream failing unexpectedly (a full disk in the sink) cancels
-    # and records the others; its error is re-raised as itself for the caller to handle.
-    try:
-        async with asyncio.TaskGroup() as group:
-            for index in range(min(concurrency, n_requests)):
-                group.create_task(stream(index))
-    except BaseExceptionGroup as errors:
-        raise errors.exceptions[0] from None
+    async def start(group: asyncio.TaskGroup) -> None:
+        for index in range(min(level.concurrency, level.n_requests)):
+            group.create_task(stream(index))
+
+    await in_task_group(start)

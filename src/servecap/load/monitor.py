@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from types import TracebackType
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +21,10 @@ CPU_BOUND_PCT = 95.0  # of one core
 
 
 class ClientMonitor:
-    """Async context manager that samples loop lag and process CPU while a level runs."""
+    """Async context manager that samples loop lag and process CPU while a level runs.
+
+    A per-level observer (`load.sweep.LevelObserver`): its fields are the summary's
+    `loop_lag_p99_ms`, `client_cpu_pct` and `client_bound`."""
 
     def __init__(self) -> None:
         self._lags_ms: list[float] = []
@@ -58,3 +62,13 @@ class ClientMonitor:
             due = loop.time() + TICK_S
             await asyncio.sleep(TICK_S)
             self._lags_ms.append(max(0.0, loop.time() - due) * 1000.0)
+
+    def fields(self) -> dict[str, Any]:
+        """The level's client-health columns (none if the level never ran)."""
+        if self.health is None:
+            return {}
+        return {
+            "loop_lag_p99_ms": self.health.loop_lag_p99_ms,
+            "client_cpu_pct": self.health.client_cpu_pct,
+            "client_bound": self.health.client_bound,
+        }

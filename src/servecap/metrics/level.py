@@ -1,12 +1,14 @@
-"""Summarise one concurrency level from its records (and the client's own health)."""
+"""Summarise one level from its records (and what its observers saw, e.g. client health)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
+from servecap.core.level_key import LevelKey
 from servecap.core.records import ClientHealth, RequestRecord
 from servecap.core.summary import DISTRIBUTION_METRICS, HIGHER_IS_BETTER, LevelSummary, column
 from servecap.metrics.request_metrics import RequestMetrics, chunk_gaps_ns, request_metrics
@@ -38,15 +40,20 @@ def _wall_ns(records: list[RequestRecord]) -> int | None:
 
 
 def summarise_level(
-    concurrency: int, records: Iterable[RequestRecord], health: ClientHealth | None = None
+    level: LevelKey | int,
+    records: Iterable[RequestRecord],
+    observed: Mapping[str, Any] | ClientHealth | None = None,
 ) -> LevelSummary:
-    """The LevelSummary of one level's (non-warm-up) records."""
+    """The LevelSummary of one level's (non-warm-up) records; a bare int is a concurrency.
+
+    `observed` holds the fields the level's observers added (client health, ...).
+    """
+    key = level if isinstance(level, LevelKey) else LevelKey.closed(level)
     rows = [r for r in records if not r.warmup]
     metrics = [m for m in map(request_metrics, rows) if m is not None]
     failed = [r for r in rows if r.status == "failed"]
     reasons = Counter(r.reason or "unknown" for r in rows if not r.ok)
-    fields: dict[str, object] = {
-        "concurrency": concurrency,
+    fields: dict[str, Any] = {
         "n_requests": len(rows),
         "n_ok": len(metrics),
         "n_failed": len(failed),
@@ -58,15 +65,23 @@ def summarise_level(
         stats = describe(values, higher_is_better=metric in HIGHER_IS_BETTER)
         fields.update({column(metric, stat): value for stat, value in stats.items()})
     fields.update(_throughput(rows, metrics))
-    if health is not None:
-        fields.update(
-            loop_lag_p99_ms=health.loop_lag_p99_ms,
-            client_cpu_pct=health.client_cpu_pct,
-            client_bound=health.client_bound,
-        )
-        if health.client_bound:
-            fields["warnings"] = [*fields["warnings"], "client-bound: the load generator lagged"]  # type: ignore[misc]
-    return LevelSummary.model_validate(fields)
+    extra = _observed_fields(observed)
+    fields.update(extra)
+    if extra.get("client_bound"):
+        fields["warnings"] = [*fields["warnings"], "client-bound: the load generator lagged"]
+    return LevelSummary.for_key(key, **fields)
+
+
+def _observed_fields(observed: Mapping[str, Any] | ClientHealth | None) -> dict[str, Any]:
+    if observed is None:
+        return {}
+    if isinstance(observed, ClientHealth):
+        return {
+            "loop_lag_p99_ms": observed.loop_lag_p99_ms,
+            "client_cpu_pct": observed.client_cpu_pct,
+            "client_bound": observed.client_bound,
+        }
+    return dict(observed)
 
 
 def _throughput(rows: list[RequestRecord], metrics: list[RequestMetrics]) -> dict[str, object]:
@@ -95,15 +110,21 @@ def _mean(values: list[int] | list[float]) -> float | None:
 
 
 def summarise_records(
-    records: Iterable[RequestRecord], health: dict[int, ClientHealth] | None = None
+    records: Iterable[RequestRecord],
+    observed: Mapping[LevelKey, Mapping[str, Any] | ClientHealth] | None = None,
 ) -> list[LevelSummary]:
-    """Level summaries for a whole run's records, grouped by concurrency."""
-    by_level: dict[int, list[RequestRecord]] = {}
+    """Level summaries for a whole run's records, grouped by level key.
+
+    Warm-up rows never form a level: they are sent before the sweep and belong to none
+    (a killed run recomputed from its rows plans like the same run with its summary).
+    """
+    by_level: dict[LevelKey, list[RequestRecord]] = {}
     for record in records:
-        by_level.setdefault(record.concurrency, []).append(record)
-    health = health or {}
+        if not record.warmup:
+            by_level.setdefault(record.key, []).append(record)
+    observed = observed or {}
     return [
-        summarise_level(level, by_level[level], health.get(level)) for level in sorted(by_level)
+        summarise_level(key, by_level[key], observed.get(key)) for key in sorted(by_level)
     ]
 
 

@@ -17,6 +17,7 @@ from servecap.analysis import (
     parse_pair,
 )
 from servecap.core.errors import UserInputError
+from servecap.core.level_key import CLOSED, LEVEL_KINDS, format_value
 from servecap.report.charts_spec import CHARTS
 from servecap.report.deployment import deployment_table
 from servecap.report.model import ReportModel, ReportOptions, RunMeta
@@ -133,18 +134,23 @@ def _per_run(metas: list[RunMeta], get: Callable[[RunMeta], Any]) -> str:
 def methodology(metas: list[RunMeta], options: ReportOptions) -> list[tuple[str, str]]:
     """Setup and method, read from the runs (not typed in)."""
     slo = options.slo
-    levels = sorted({lv.concurrency for m in metas for lv in m.levels})
-    bound = [f"{m.name} c={lv.concurrency}" for m in metas for lv in m.levels if lv.client_bound]
+    levels = sorted({lv.key for m in metas for lv in m.levels})
+    kinds = [LEVEL_KINDS[k] for k in dict.fromkeys(key.kind for key in levels)] or [
+        LEVEL_KINDS[CLOSED]
+    ]
+    bound = [f"{m.name} {lv.key}" for m in metas for lv in m.levels if lv.client_bound]
     health = any(lv.client_bound is not None for m in metas for lv in m.levels)
     return [
-        (
-            "Load model",
-            "closed loop: c streams, each sends its next request when its last one "
-            "ends (the seed's model of c active users)",
-        ),
+        ("Load model", "; ".join(kind.methodology for kind in kinds)),
         ("Source", _per_run(metas, lambda m: m.source)),
         ("Model", _per_run(metas, lambda m: m.server.get("model") or m.config.get("model"))),
-        ("Concurrency levels", ", ".join(map(str, levels))),
+        *(
+            (
+                f"{kind.quantity.capitalize()} levels",
+                ", ".join(format_value(k.value) for k in levels if k.info is kind),
+            )
+            for kind in kinds
+        ),
         ("Rounds per level", _per_run(metas, lambda m: m.config.get("rounds"))),
         ("Requests measured", _per_run(metas, lambda m: m.n_requests)),
         ("Input tokens", _per_run(metas, lambda m: m.config.get("input_tokens"))),

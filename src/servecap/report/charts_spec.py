@@ -87,7 +87,7 @@ class Trace(BaseModel):
 class Chart(BaseModel):
     info: ChartInfo
     kind: Literal["lines", "bars", "heatmap", "grid"] = "lines"
-    x_title: str = "concurrency (c)"
+    x_title: str = ""  # the levels' axis (`Analysis.level_kind.axis_title`) unless set
     y_title: str = ""
     log_x: bool = True
     traces: list[Trace] = Field(default_factory=list)
@@ -98,6 +98,10 @@ class Chart(BaseModel):
     rows: list[str] = Field(default_factory=list)
     cols: list[str] = Field(default_factory=list)
     panels: list[Chart] = Field(default_factory=list)
+
+
+def _axis(model: ReportModel) -> str:
+    return model.analysis.level_kind.axis_title
 
 
 def _info(slug: str) -> ChartInfo:
@@ -113,34 +117,38 @@ def metric_chart(
             traces.append(
                 Trace(
                     name=f"{run.name} {stat}" if len(stats) > 1 else run.name,
-                    x=[lv.concurrency for lv in run.levels],
+                    x=[lv.key.value for lv in run.levels],
                     y=[lv.value(metric, stat) for lv in run.levels],
                     dash=stat != "mean",
                     color_index=i,
                 )
             )
-    return Chart(info=_info(slug), y_title=unit, traces=traces)
+    return Chart(info=_info(slug), x_title=_axis(model), y_title=unit, traces=traces)
 
 
 def throughput_chart(model: ReportModel) -> Chart:
     traces = [
-        Trace(name=name, x=[p.concurrency for p in pts], y=[p.rps for p in pts], color_index=i)
+        Trace(name=name, x=[p.level.value for p in pts], y=[p.rps for p in pts], color_index=i)
         for i, (name, pts) in enumerate(model.analysis.throughput.items())
     ]
-    return Chart(info=_info("throughput"), y_title="requests/s", traces=traces)
+    return Chart(
+        info=_info("throughput"), x_title=_axis(model), y_title="requests/s", traces=traces
+    )
 
 
 def aggregate_chart(model: ReportModel) -> Chart:
     traces = [
         Trace(
             name=a.config,
-            x=[p.concurrency for p in a.points],
+            x=[p.level.value for p in a.points],
             y=[p.tok_s for p in a.points],
             color_index=i,
         )
         for i, a in enumerate(model.analysis.aggregates)
     ]
-    return Chart(info=_info("aggregate-output"), y_title="tok/s", traces=traces)
+    return Chart(
+        info=_info("aggregate-output"), x_title=_axis(model), y_title="tok/s", traces=traces
+    )
 
 
 def speedup_chart(model: ReportModel) -> Chart:
@@ -149,15 +157,19 @@ def speedup_chart(model: ReportModel) -> Chart:
         traces.append(
             Trace(
                 name=sp.pair.label,
-                x=[p.concurrency for p in sp.points],
+                x=[p.level.value for p in sp.points],
                 y=[p.ratio for p in sp.points],
                 color_index=i,
             )
         )
         if sp.break_even is not None:
-            marks.append((sp.break_even, f"break-even {sp.pair.spec} c~{sp.break_even:.1f}"))
+            prefix = model.analysis.level_kind.prefix
+            marks.append(
+                (sp.break_even, f"break-even {sp.pair.spec} {prefix}~{sp.break_even:.1f}")
+            )
     return Chart(
-        info=_info("speedup"), y_title="spec TPS / base TPS", traces=traces, hline=1.0, marks=marks
+        info=_info("speedup"), x_title=_axis(model), y_title="spec TPS / base TPS",
+        traces=traces, hline=1.0, marks=marks,
     )
 
 
@@ -191,7 +203,7 @@ def heatmap_chart(model: ReportModel) -> Chart:
     levels = model.analysis.levels
     z, text = [], []
     for name in model.configs:
-        cells = {c.concurrency: c for c in model.analysis.slo.cells(stat, name)}
+        cells = {c.level: c for c in model.analysis.slo.cells(stat, name)}
         z.append(
             [float(cells[c].ttft_ok + cells[c].tps_ok) if c in cells else -1.0 for c in levels]
         )
@@ -203,7 +215,7 @@ def heatmap_chart(model: ReportModel) -> Chart:
         z=z,
         z_text=text,
         rows=model.configs,
-        cols=[f"c={c}" for c in levels],
+        cols=[str(c) for c in levels],
         y_title=f"config ({stat.upper() if stat == 'p90' else 'mean'}: TTFT, TPS)",
     )
 

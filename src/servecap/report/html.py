@@ -34,7 +34,7 @@ def page_data(model: ReportModel, figures: dict[str, dict[str, Any]]) -> dict[st
             "name": run.name,
             "levels": [
                 {
-                    "c": lv.concurrency,
+                    "c": lv.key.value,
                     "ttft_p90": lv.ttft_p90_ms,
                     "ttft_mean": lv.ttft_mean_ms,
                     "tps_p90": lv.tps_p90,
@@ -42,7 +42,7 @@ def page_data(model: ReportModel, figures: dict[str, dict[str, Any]]) -> dict[st
                     "latency_mean": lv.latency_mean_s,
                     "error_rate": lv.error_rate,
                 }
-                for lv in sorted(run.levels, key=lambda x: x.concurrency)
+                for lv in sorted(run.levels, key=lambda x: x.key)
             ],
         }
         for run in model.runs
@@ -50,7 +50,7 @@ def page_data(model: ReportModel, figures: dict[str, dict[str, Any]]) -> dict[st
     return {
         "figures": figures,
         "configs": configs,
-        "levels": model.analysis.levels,
+        "levels": [key.value for key in model.analysis.levels],
         "slo": {
             "ttft": slo.ttft_ms,
             "tps": slo.tps,

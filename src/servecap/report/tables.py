@@ -12,8 +12,8 @@ from pathlib import Path
 from servecap.report.model import ReportModel, RunMeta
 from servecap.storage.safe_files import neutralise_cell, safe_name
 
+# After the level's own column (its kind's quantity: `concurrency` for a closed loop).
 APPENDIX_COLUMNS = (
-    "concurrency",
     "ttft_mean_ms",
     "ttft_p90_ms",
     "itl_mean_ms",
@@ -36,24 +36,28 @@ def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]
     return path
 
 
+def appendix_header(model: ReportModel) -> list[str]:
+    return [model.analysis.level_kind.quantity, *APPENDIX_COLUMNS]
+
+
 def _r(value: float | None, digits: int = 4) -> float | None:
     return None if value is None else round(value, digits)
 
 
 def appendix_rows(model: ReportModel, run: RunMeta) -> list[list[object]]:
     agg = model.analysis.aggregate(run.name)
-    sources = {p.concurrency: p.source for p in agg.points}
-    system = {p.concurrency: p.rps for p in model.analysis.throughput[run.name]}
+    sources = {p.level: p.source for p in agg.points}
+    system = {p.level: p.rps for p in model.analysis.throughput[run.name]}
     rows = []
     for lv in run.levels:
-        base: list[object] = [getattr(lv, col) for col in APPENDIX_COLUMNS]
+        base: list[object] = [lv.key.value, *(getattr(lv, col) for col in APPENDIX_COLUMNS)]
         fails = sum(lv.failures.values()) if lv.failures else lv.n_failed
         rows.append(
             [
                 *base,
-                _r(system.get(lv.concurrency)),
-                _r(agg.at(lv.concurrency), 1),
-                sources.get(lv.concurrency),
+                _r(system.get(lv.key)),
+                _r(agg.at(lv.key), 1),
+                sources.get(lv.key),
                 lv.n_ok,
                 fails,
             ]
@@ -64,7 +68,7 @@ def appendix_rows(model: ReportModel, run: RunMeta) -> list[list[object]]:
 def write_tables(model: ReportModel, out: Path) -> list[Path]:
     """Write every table into `out` (created); returns the files."""
     out.mkdir(parents=True, exist_ok=True)
-    header = [*APPENDIX_COLUMNS, *EXTRA_COLUMNS]
+    header = [*appendix_header(model), *EXTRA_COLUMNS]
     files: list[Path] = []
     combined: list[list[object]] = []
     for i, run in enumerate(model.runs, start=1):
@@ -83,11 +87,12 @@ def write_tables(model: ReportModel, out: Path) -> list[Path]:
 def _slo_table(model: ReportModel, out: Path) -> Path:
     slo = model.analysis.slo
     rows = [
-        [stat, c.config, c.concurrency, _r(c.ttft), _r(c.tps), c.ttft_ok, c.tps_ok, c.marks]
+        [stat, c.config, c.level.value, _r(c.ttft), _r(c.tps), c.ttft_ok, c.tps_ok, c.marks]
         for stat, cells in slo.matrix.items()
         for c in cells
     ]
-    header = ["statistic", "config", "concurrency", "ttft_ms", "tps", "ttft_ok", "tps_ok", "marks"]
+    quantity = model.analysis.level_kind.quantity
+    header = ["statistic", "config", quantity, "ttft_ms", "tps", "ttft_ok", "tps_ok", "marks"]
     return write_csv(out / "slo_matrix.csv", header, rows)
 
 
@@ -125,7 +130,7 @@ def _speedup_table(model: ReportModel, out: Path) -> Path:
         [
             sp.pair.spec,
             sp.pair.base,
-            p.concurrency,
+            p.level.value,
             _r(p.spec_tps),
             _r(p.base_tps),
             _r(p.ratio),
@@ -134,7 +139,10 @@ def _speedup_table(model: ReportModel, out: Path) -> Path:
         for sp in model.analysis.speedups
         for p in sp.points
     ]
-    header = ["spec", "base", "concurrency", "spec_tps", "base_tps", "ratio", "break_even_c"]
+    kind = model.analysis.level_kind
+    header = [
+        "spec", "base", kind.quantity, "spec_tps", "base_tps", "ratio", f"break_even_{kind.prefix}"
+    ]
     return write_csv(out / "speedup.csv", header, rows)
 
 
@@ -142,7 +150,7 @@ def _consistency_table(model: ReportModel, out: Path) -> Path:
     rows = [
         [
             r.config,
-            r.concurrency,
+            r.level.value,
             r.ttft_ms,
             r.itl_ms,
             r.tokens,
@@ -156,7 +164,7 @@ def _consistency_table(model: ReportModel, out: Path) -> Path:
     ]
     header = [
         "config",
-        "concurrency",
+        model.analysis.level_kind.quantity,
         "ttft_ms",
         "itl_ms",
         "tokens",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from servecap.core.level_key import LevelKey, format_value
 from servecap.core.numbers import fmt_number
 from servecap.report.model import ReportModel
-from servecap.report.tables import APPENDIX_COLUMNS
+from servecap.report.tables import APPENDIX_COLUMNS, appendix_header
 
 
 class Table(BaseModel):
@@ -26,18 +27,18 @@ OVERVIEW = (
 )
 
 
-def overview(model: ReportModel, concurrency: int) -> Table:
-    """The seed's "c=1 and c=64" comparison: one column per config."""
+def overview(model: ReportModel, key: LevelKey) -> Table:
+    """The seed's "c=1 and c=64" comparison at level `key`: one column per config."""
     rows = []
     for label, metric, digits in OVERVIEW:
         row = [label]
         for run in model.runs:
-            lv = next((x for x in run.levels if x.concurrency == concurrency), None)
+            lv = next((x for x in run.levels if x.key == key), None)
             row.append(_f(lv.value(metric, "mean") if lv else None, digits))
         rows.append(row)
     rows.append(
         ["Aggregate output (tok/s)"]
-        + [_f(model.analysis.aggregate(r.name).at(concurrency), 0) for r in model.runs]
+        + [_f(model.analysis.aggregate(r.name).at(key), 0) for r in model.runs]
     )
     rows.append(
         ["System throughput (req/s)"]
@@ -47,7 +48,7 @@ def overview(model: ReportModel, concurrency: int) -> Table:
                     (
                         p.rps
                         for p in model.analysis.throughput[r.name]
-                        if p.concurrency == concurrency
+                        if p.level == key
                     ),
                     None,
                 ),
@@ -60,41 +61,46 @@ def overview(model: ReportModel, concurrency: int) -> Table:
         rows.append(
             [f"Speedup {sp.pair.label}"]
             + [
-                _f(sp.at(concurrency), 2) + "x" if r.name == sp.pair.spec else ""
+                _f(sp.at(key), 2) + "x" if r.name == sp.pair.spec else ""
                 for r in model.runs
             ]
         )
-    return Table(title=f"c={concurrency}", header=["metric", *model.configs], rows=rows)
+    return Table(title=str(key), header=["metric", *model.configs], rows=rows)
 
 
 def aggregate_table(model: ReportModel) -> Table:
-    levels = model.analysis.levels
-    rows = [[str(c)] + [_f(a.at(c), 0) for a in model.analysis.aggregates] for c in levels]
-    return Table(title="Aggregate output (tok/s)", header=["c", *model.configs], rows=rows)
+    levels, prefix = model.analysis.levels, model.analysis.level_kind.prefix
+    rows = [
+        [format_value(c.value)] + [_f(a.at(c), 0) for a in model.analysis.aggregates]
+        for c in levels
+    ]
+    return Table(title="Aggregate output (tok/s)", header=[prefix, *model.configs], rows=rows)
 
 
 def speedup_table(model: ReportModel) -> Table:
-    sps = model.analysis.speedups
+    sps, prefix = model.analysis.speedups, model.analysis.level_kind.prefix
     rows = [
-        [str(c)] + [(_f(sp.at(c), 2) + "x") if sp.at(c) else "" for sp in sps]
+        [format_value(c.value)] + [(_f(sp.at(c), 2) + "x") if sp.at(c) else "" for sp in sps]
         for c in model.analysis.levels
     ]
     rows.append(
-        ["break-even"] + [f"c~{sp.break_even:.1f}" if sp.break_even else "none" for sp in sps]
+        ["break-even"]
+        + [f"{prefix}~{sp.break_even:.1f}" if sp.break_even else "none" for sp in sps]
     )
-    return Table(title="Speedup (TPS ratio)", header=["c", *(s.pair.label for s in sps)], rows=rows)
+    header = [prefix, *(s.pair.label for s in sps)]
+    return Table(title="Speedup (TPS ratio)", header=header, rows=rows)
 
 
 def slo_table(model: ReportModel, stat: str) -> Table:
     levels = model.analysis.levels
     rows = []
     for name in model.configs:
-        cells = {c.concurrency: c.marks for c in model.analysis.slo.cells(stat, name)}
+        cells = {c.level: c.marks for c in model.analysis.slo.cells(stat, name)}
         rows.append([name, *(cells.get(c, "") for c in levels)])
     label = "P90" if stat == "p90" else "mean"
     return Table(
         title=f"SLO compliance ({label}; TTFT mark, then TPS mark)",
-        header=["config", *(f"c={c}" for c in levels)],
+        header=["config", *(str(c) for c in levels)],
         rows=rows,
     )
 
@@ -116,7 +122,7 @@ def consistency_table(model: ReportModel) -> Table:
     rows = [
         [
             r.config,
-            str(r.concurrency),
+            format_value(r.level.value),
             _f(r.ttft_ms, 1),
             _f(r.itl_ms, 2),
             _f(r.tokens, 0),
@@ -131,7 +137,7 @@ def consistency_table(model: ReportModel) -> Table:
         title="Consistency: latency vs TTFT + (N - 1) x ITL",
         header=[
             "config",
-            "c",
+            model.analysis.level_kind.prefix,
             "TTFT (ms)",
             "ITL (ms)",
             "N",
@@ -147,8 +153,11 @@ def consistency_table(model: ReportModel) -> Table:
 def appendix_tables(model: ReportModel) -> list[Table]:
     out = []
     for run in model.runs:
-        rows = [[_f(getattr(lv, col), 2) for col in APPENDIX_COLUMNS] for lv in run.levels]
-        out.append(Table(title=run.name, header=list(APPENDIX_COLUMNS), rows=rows))
+        rows = [
+            [format_value(lv.key.value), *(_f(getattr(lv, col), 2) for col in APPENDIX_COLUMNS)]
+            for lv in run.levels
+        ]
+        out.append(Table(title=run.name, header=appendix_header(model), rows=rows))
     return out
 
 

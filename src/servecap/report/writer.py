@@ -87,5 +87,5 @@ def write_zip(model: ReportModel, paths: ReportPaths) -> None:
                 if (source / name).is_file():
                     bundle.write(source / name, f"{folder}/{name}")
             if not (source / "summary.json").is_file():
-                rows = [lv.model_dump(mode="json") for lv in run.levels]
+                rows = [lv.stored() for lv in run.levels]
                 bundle.writestr(f"{folder}/summary.json", json.dumps(rows, indent=2))

@@ -7,18 +7,30 @@ chosen statistic; users N = C_max * (1 + T_think / L_mean), L_mean the MEAN late
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from pydantic import BaseModel
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from servecap.core.config import SLO
+from servecap.core.level_key import LevelKey, key_fields
 from servecap.core.summary import LevelSummary
 
 
 class LevelVerdict(BaseModel):
-    """One level judged against the SLOs (values are on the chosen statistic)."""
+    """One level judged against the SLOs (values are on the chosen statistic).
 
-    concurrency: int
+    Dumped with its key as the level's stored fields: `{"concurrency": 32, ...}` for the
+    closed kind (the stable `plan --format json` shape), `{"level": "rate=4/s", ...}` else.
+    """
+
+    level: LevelKey
     ttft: float | None
     tps: float | None
     ttft_ok: bool
@@ -28,14 +40,44 @@ class LevelVerdict(BaseModel):
     def ok(self) -> bool:
         return self.ttft_ok and self.tps_ok
 
+    @model_validator(mode="before")
+    @classmethod
+    def _key_from_fields(cls, data: Any) -> Any:
+        """Reads back its own dump: `concurrency` (closed) or `level` names the key."""
+        if isinstance(data, dict) and "level" not in data and "concurrency" in data:
+            rest = {k: v for k, v in data.items() if k != "concurrency"}
+            return {**rest, "level": LevelKey.coerce(data["concurrency"])}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _key_as_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        data.pop("level", None)
+        return {**key_fields(self.level), **data}
+
 
 class CapacityPlan(BaseModel):
-    """The capacity of one run under one SLO."""
+    """The capacity of one run under one SLO.
 
+    `top` is the highest level at which it and every lower one meet both SLOs; `c_max` is
+    its concurrency when the level is a closed loop's (C_max, as DESIGN defines it).
+    """
+
+    top: LevelKey | None = Field(default=None, exclude=True)
     c_max: int | None
     latency_mean_s: float | None
     users: int | None
     levels: list[LevelVerdict]
+
+
+def _users_closed(top: LevelKey, latency_mean_s: float, think_time_s: float) -> int:
+    return users_by_littles_law(int(top.value), latency_mean_s, think_time_s)
+
+
+# Users served at the top level, by load kind (open loop: N = X * (R + Z), when it lands).
+USERS_AT_LEVEL: dict[str, Callable[[LevelKey, float, float], int]] = {
+    "closed": _users_closed,
+}
 
 
 def judge_level(level: LevelSummary, slo: SLO) -> LevelVerdict:
@@ -49,9 +91,7 @@ def judge_level(level: LevelSummary, slo: SLO) -> LevelVerdict:
     clean = not level.error_rate
     ttft_ok = ttft is not None and ttft <= slo.ttft_ms and clean
     tps_ok = tps is not None and tps >= slo.tps and clean
-    return LevelVerdict(
-        concurrency=level.concurrency, ttft=ttft, tps=tps, ttft_ok=ttft_ok, tps_ok=tps_ok
-    )
+    return LevelVerdict(level=level.key, ttft=ttft, tps=tps, ttft_ok=ttft_ok, tps_ok=tps_ok)
 
 
 def users_by_littles_law(c_max: int, latency_mean_s: float, think_time_s: float) -> int:
@@ -62,8 +102,8 @@ def users_by_littles_law(c_max: int, latency_mean_s: float, think_time_s: float)
 
 
 def plan_levels(levels: Sequence[LevelSummary], slo: SLO) -> CapacityPlan:
-    """C_max, L_mean at C_max and users for one run's levels."""
-    ordered = sorted(levels, key=lambda lv: lv.concurrency)
+    """The top level within SLO (C_max for a closed loop), L_mean there and users."""
+    ordered = sorted(levels, key=lambda lv: lv.key)
     verdicts = [judge_level(level, slo) for level in ordered]
     best: LevelSummary | None = None
     for level, verdict in zip(ordered, verdicts, strict=True):
@@ -72,7 +112,13 @@ def plan_levels(levels: Sequence[LevelSummary], slo: SLO) -> CapacityPlan:
         best = level
     if best is None or best.latency_mean_s is None:
         return CapacityPlan(c_max=None, latency_mean_s=None, users=None, levels=verdicts)
-    users = users_by_littles_law(best.concurrency, best.latency_mean_s, slo.think_time_s)
+    top = best.key
+    users_at = USERS_AT_LEVEL.get(top.kind)
+    users = users_at(top, best.latency_mean_s, slo.think_time_s) if users_at else None
     return CapacityPlan(
-        c_max=best.concurrency, latency_mean_s=best.latency_mean_s, users=users, levels=verdicts
+        top=top,
+        c_max=int(top.value) if top.is_closed else None,
+        latency_mean_s=best.latency_mean_s,
+        users=users,
+        levels=verdicts,
     )

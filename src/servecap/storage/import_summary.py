@@ -65,7 +65,7 @@ def import_summary(path: Path, out_dir: Path) -> list[Path]:
     configs = read_summary_table(path)
     written = []
     for config, levels in configs.items():
-        levels.sort(key=lambda lv: lv.concurrency)
+        levels.sort(key=lambda lv: lv.key)
         run_dir = new_run_dir(out_dir, config)
         info = RunInfo(
             name=config,

@@ -19,9 +19,10 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from servecap.core.errors import DataFormatError, UserInputError
+from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
-from servecap.core.summary import SUMMARY_COLUMNS, LevelSummary
+from servecap.core.summary import LevelSummary, summary_columns
 from servecap.core.validation import first_problem
 from servecap.storage.safe_files import (
     neutralise_cell,
@@ -89,11 +90,11 @@ def write_run_info(run_dir: Path, info: RunInfo) -> None:
 
 def write_summaries(run_dir: Path, levels: list[LevelSummary]) -> None:
     """Write `summary.json` and `summary.csv` (CSV cells neutralised against formulas)."""
-    rows = [level.model_dump(mode="json") for level in levels]
+    rows = [level.stored() for level in levels]
     _write_atomic(run_dir / SUMMARY_JSON, json.dumps(rows, indent=2) + "\n")
     tmp = run_dir / (SUMMARY_CSV + ".tmp")
     with tmp.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(SUMMARY_COLUMNS))
+        writer = csv.DictWriter(handle, fieldnames=summary_columns(levels))
         writer.writeheader()
         for row in rows:
             writer.writerow({k: neutralise_cell(_csv_value(v)) for k, v in row.items()})
@@ -165,7 +166,21 @@ def _plausible_record(data: dict[str, Any]) -> bool:
         values = data.get(name, [])
         if not isinstance(values, list) or not all(_is_int(v) for v in values):
             return False
+    if not _plausible_level(data.get("level")):
+        return False
     return data.get("status", "ok") in ("ok", "failed", "cancelled")
+
+
+def _plausible_level(level: object) -> bool:
+    if level is None:
+        return True
+    if not isinstance(level, str):
+        return False
+    try:
+        LevelKey.parse(level)
+    except ValueError:
+        return False
+    return True
 
 
 def is_run_dir(path: Path) -> bool:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from servecap.core.errors import UserInputError
-from servecap.core.records import ClientHealth
+from servecap.core.level_key import LevelKey
 from servecap.core.run_info import RunInfo
+from servecap.core.summary import LevelSummary
 from servecap.metrics.level import summarise_records
 from servecap.storage.run_dir import (
     REQUESTS_FILE,
@@ -23,27 +25,33 @@ from servecap.storage.run_dir import (
 def load_run(run_dir: Path) -> Run:
     """A run with its level summaries; recomputed from `requests.jsonl` when absent.
 
-    A run killed before it wrote its summary (SIGKILL) is summarised from its records and
-    marked incomplete.
+    A run killed before it wrote any summary (SIGKILL in its first level) is summarised from
+    its records; a killed run is marked incomplete.
     """
     info = load_run_info(run_dir)
     levels = load_summaries(run_dir)
     if levels is None:
-        levels = summarise_records(iter_records(run_dir / REQUESTS_FILE), stored_health(info))
-        if info.status == "running":
-            info.status = "incomplete"
+        levels = summarise_records(iter_records(run_dir / REQUESTS_FILE), stored_observations(info))
+    if info.status == "running":
+        # Summaries are rewritten after every level, so a killed run has those it finished;
+        # "running" on disk then means it never got to say how it ended.
+        info.status = "incomplete"
     return Run(path=run_dir, info=info, levels=levels)
 
 
-def stored_health(info: RunInfo) -> dict[int, ClientHealth]:
-    """Per-level client health saved in run.json (`client_health`), if any."""
-    health: dict[int, ClientHealth] = {}
+def stored_observations(info: RunInfo) -> dict[LevelKey, dict[str, Any]]:
+    """Per-level observer fields saved in run.json (`client_health`, its first observer's
+    name: "64" for c=64, the key's text for other kinds), if any; only summary columns."""
+    columns = set(LevelSummary.model_fields) - {"concurrency", "level"}
+    observed: dict[LevelKey, dict[str, Any]] = {}
     for level, values in info.client_health.items():
         try:
-            health[int(level)] = ClientHealth(**values)
-        except (TypeError, ValueError):
+            key = LevelKey.parse(level)
+        except ValueError:
             continue
-    return health
+        if isinstance(values, dict):
+            observed[key] = {k: v for k, v in values.items() if k in columns}
+    return observed
 
 
 def load_runs(paths: Sequence[Path | str]) -> list[Run]:

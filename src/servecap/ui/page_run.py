@@ -132,7 +132,7 @@ def _progress_view() -> None:
                                          f"({snap.failed} failed)")
     if snap.levels:
         st.dataframe(
-            [{"c": lv.concurrency, "done": lv.done, "of": lv.n_requests, "failed": lv.failed}
+            [{"level": lv.level, "done": lv.done, "of": lv.n_requests, "failed": lv.failed}
              for lv in snap.levels],
             hide_index=True,
         )

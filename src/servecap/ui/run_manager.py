@@ -18,6 +18,7 @@ from servecap.api.loop import loop_factory
 from servecap.api.run import RunOutcome, Secrets, run_benchmark_async
 from servecap.core.config import RunConfig
 from servecap.core.errors import UserInputError
+from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
 
@@ -27,9 +28,9 @@ PREFLIGHT_WAIT_S = 45.0
 
 @dataclass
 class LevelProgress:
-    """Requests done so far at one concurrency level."""
+    """Requests done so far at one level (`level` is its key's text, e.g. `c=32`)."""
 
-    concurrency: int
+    level: str
     n_requests: int
     done: int = 0
     failed: int = 0
@@ -59,8 +60,8 @@ class RunProgress:
         self._failed = 0
         self._run_dir = ""
         self._model = ""
-        self._levels: dict[int, LevelProgress] = {}
-        self._current: int | None = None
+        self._levels: dict[LevelKey, LevelProgress] = {}
+        self._current: LevelKey | None = None
         self._summaries: list[LevelSummary] = []
 
     def started(self, total_requests: int, run_dir: str, model: str) -> None:
@@ -68,10 +69,10 @@ class RunProgress:
             self._total, self._run_dir, self._model = total_requests, run_dir, model
         self.started_event.set()
 
-    def level_started(self, concurrency: int, n_requests: int) -> None:
+    def level_started(self, level: LevelKey, n_requests: int) -> None:
         with self._lock:
-            self._levels[concurrency] = LevelProgress(concurrency, n_requests)
-            self._current = concurrency
+            self._levels[level] = LevelProgress(str(level), n_requests)
+            self._current = level
 
     def request_done(self, record: RequestRecord) -> None:
         failed = record.status == "failed"

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from servecap.api.plan import RunCapacity
+from servecap.core.level_key import LevelKey
 from servecap.core.numbers import rounded
 from servecap.core.summary import LevelSummary
 from servecap.storage.run_dir import Run
 
-# (column title, LevelSummary field, digits)
+# (column title, LevelSummary field, digits), after the level's own column (`key_cell`)
 LEVEL_COLUMNS: tuple[tuple[str, str, int], ...] = (
-    ("c", "concurrency", 0),
     ("ok", "n_ok", 0),
     ("failed", "n_failed", 0),
     ("TTFT mean (ms)", "ttft_mean_ms", 1),
@@ -35,10 +35,18 @@ def level_rows(levels: list[LevelSummary]) -> list[dict[str, Any]]:
     """One row a level, in the order the run measured them."""
     rows = []
     for level in levels:
-        row = {title: _fmt(getattr(level, name), digits) for title, name, digits in LEVEL_COLUMNS}
+        row = key_cell(level.key)
+        row.update(
+            {title: _fmt(getattr(level, name), digits) for title, name, digits in LEVEL_COLUMNS}
+        )
         row["client-bound"] = {True: "yes", False: "no", None: ""}[level.client_bound]
         rows.append(row)
     return rows
+
+
+def key_cell(key: LevelKey) -> dict[str, Any]:
+    """The level's own column, titled by its kind: `{"c": 32}` for a closed loop."""
+    return {key.info.prefix: key.value}
 
 
 def verdict_rows(capacity: RunCapacity, statistic: str) -> list[dict[str, Any]]:
@@ -47,7 +55,7 @@ def verdict_rows(capacity: RunCapacity, statistic: str) -> list[dict[str, Any]]:
     rows = []
     for item in capacity.levels:
         rows.append({
-            "c": item["concurrency"],
+            **key_cell(LevelKey.coerce(item.get("level") or item.get("concurrency"))),
             f"TTFT {label} (ms)": _fmt(item.get("ttft"), 1),
             "TTFT ok": "yes" if item.get("ttft_ok") else "no",
             f"TPS {label}": _fmt(item.get("tps"), 1),
@@ -82,7 +90,8 @@ def history_row(run: Run) -> dict[str, Any]:
         "server": str((client or {}).get("base_url") or run.info.source),
         "model": str(model),
         "date": run.info.created_at,
-        "levels": ", ".join(str(lv.concurrency) for lv in run.levels),
+        "levels": ", ".join(str(lv.key) if not lv.key.is_closed else str(lv.concurrency)
+                            for lv in run.levels),
         "status": run.info.status,
         "folder": run.path.name,
     }

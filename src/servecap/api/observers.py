@@ -1,0 +1,18 @@
+"""The observers a run puts around each level (a new observer is one line here).
+
+Each is an async context manager with `fields()` (see `load.sweep.LevelObserver`): the
+client monitor today; the server-metrics scraper and worker health are the next ones.
+"""
+
+from __future__ import annotations
+
+from servecap.core.load_spec import LevelSpec
+from servecap.load.monitor import ClientMonitor
+from servecap.load.sweep import LevelObserver, ObserverFactory
+
+LEVEL_OBSERVERS: tuple[ObserverFactory, ...] = (lambda level: ClientMonitor(),)
+
+
+def level_observers(level: LevelSpec) -> list[LevelObserver]:
+    """Fresh observers for one level."""
+    return [make(level) for make in LEVEL_OBSERVERS]

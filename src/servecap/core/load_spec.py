@@ -1,0 +1,95 @@
+"""The load plan: a `LoadSpec`, discriminated on its kind, that yields one spec per level.
+
+Today's kinds are `closed` (the seed's concurrency sweep) and `fixed` (sends at given target
+times, for deterministic tests). A new kind (open-loop rates, sessions of users, trace
+replay) is a new model here, one member of the `LoadSpec` union, an entry in
+`level_key.LEVEL_KINDS` and a scheduler registered in `load.schedulers`; the other kinds
+are not touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from servecap.core.level_key import LevelKey
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LevelSpec:
+    """What one level runs: its key, how many requests it sends, whether it is warm-up."""
+
+    key: LevelKey
+    n_requests: int
+    warmup: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClosedLevel(LevelSpec):
+    concurrency: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FixedLevel(LevelSpec):
+    offsets_ns: tuple[int, ...]  # target send times, from the level's start
+
+
+def warmup_level(n_requests: int) -> ClosedLevel:
+    """Warm-up is one stream whatever the kind; its rows are marked and never form a level."""
+    return ClosedLevel(
+        key=LevelKey.closed(1), n_requests=n_requests, warmup=True, concurrency=1
+    )
+
+
+class ClosedLoad(BaseModel):
+    """Levels of concurrency: at c, c streams send `rounds x c` requests back to back."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["closed"] = "closed"
+    concurrency: list[int] = Field(min_length=1)
+    rounds: int = Field(default=10, ge=1)
+
+    def levels(self) -> list[ClosedLevel]:
+        return [
+            ClosedLevel(key=LevelKey.closed(c), n_requests=c * self.rounds, concurrency=c)
+            for c in sorted(set(self.concurrency))
+        ]
+
+    def max_in_flight(self) -> int:
+        return max(self.concurrency)
+
+
+class FixedLoad(BaseModel):
+    """Each level sends one request at each of its offsets (seconds from the level start)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["fixed"] = "fixed"
+    schedules: list[list[float]] = Field(min_length=1)
+
+    @field_validator("schedules")
+    @classmethod
+    def _check(cls, value: list[list[float]]) -> list[list[float]]:
+        for offsets in value:
+            if not offsets or min(offsets) < 0 or offsets != sorted(offsets):
+                raise ValueError("each schedule is a non-empty, sorted list of offsets >= 0")
+        return value
+
+    def levels(self) -> list[FixedLevel]:
+        return [
+            FixedLevel(
+                key=LevelKey("fixed", index + 1),
+                n_requests=len(offsets),
+                offsets_ns=tuple(round(s * 1e9) for s in offsets),
+            )
+            for index, offsets in enumerate(self.schedules)
+        ]
+
+    def max_in_flight(self) -> int:
+        return max(len(offsets) for offsets in self.schedules)
+
+
+LoadSpec = Annotated[ClosedLoad | FixedLoad, Field(discriminator="kind")]

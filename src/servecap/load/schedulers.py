@@ -1,0 +1,12 @@
+"""The schedulers by load kind (a plain dict: a new kind is one file and one line here)."""
+
+from __future__ import annotations
+
+from servecap.load.closed_loop import run_closed_level
+from servecap.load.fixed import run_fixed_level
+from servecap.load.scheduler import Scheduler
+
+SCHEDULERS: dict[str, Scheduler] = {
+    "closed": run_closed_level,
+    "fixed": run_fixed_level,
+}

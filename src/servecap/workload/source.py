@@ -1,0 +1,50 @@
+"""Request sources: what to send next, each request with its own generation parameters.
+
+A scheduler decides *when* to send; a source decides *what*. Each `Request` carries its
+text and its own `max_tokens`, so a dataset or a trace (each request with its own lengths)
+plugs in as another source without the scheduler or the client changing. The built-in
+prompts with one `max_tokens` for every request are the first source.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from servecap.workload.prompts import Prompt, build_prompts
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request to send: its prompt text and generation parameters."""
+
+    text: str
+    max_tokens: int
+    input_tokens: int  # the prompt length it was built to hold (the server's usage decides)
+
+
+class RequestSource(Protocol):
+    """Yields the next request to send; called once per request, by the scheduler."""
+
+    def next_request(self) -> Request: ...
+
+
+class PromptCycle:
+    """The given prompts in order, round and round, each asking for `max_tokens`."""
+
+    def __init__(self, prompts: Sequence[Prompt], max_tokens: int) -> None:
+        if not prompts:
+            raise ValueError("a prompt source needs at least one prompt")
+        self._requests = itertools.cycle(
+            [Request(p.text, max_tokens, p.target_tokens) for p in prompts]
+        )
+
+    def next_request(self) -> Request:
+        return next(self._requests)
+
+
+def builtin_source(input_tokens: int, max_tokens: int, seed: int = 0) -> PromptCycle:
+    """The 120 built-in prompts at `input_tokens`, shuffled by `seed`."""
+    return PromptCycle(build_prompts(input_tokens, seed), max_tokens)
