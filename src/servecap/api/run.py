@@ -234,9 +234,10 @@ def _close_level(
 
 
 def _save(run_dir: Path, info: RunInfo, state: _Run) -> None:
+    """run.json first: once a level's summary is on disk, so is what its observers saw."""
     info.client_health = state.health
-    write_summaries(run_dir, state.levels)
     write_run_info(run_dir, info)
+    write_summaries(run_dir, state.levels)
 
 
 def _new_info(config: RunConfig, model: str, server: dict[str, Any]) -> RunInfo:
