@@ -49,7 +49,7 @@ def test_a_whole_run_through_the_fixed_scheduler(tmp_path: Path) -> None:
         assert [r["level"] for r in csv.DictReader(handle)] == ["fixed=1", "fixed=2"]
     info = json.loads((run_dir / "run.json").read_text())
     assert set(info["client_health"]) == {"fixed=1", "fixed=2"}
-    assert info["config"]["load"]["kind"] == "fixed"
+    assert info["config"]["load"]["kind"] == "fixed" and info["closed_loop"] is False
 
     (run_dir / SUMMARY_JSON).unlink()
     again = load_run(run_dir)

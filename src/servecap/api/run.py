@@ -257,6 +257,7 @@ def _new_info(config: RunConfig, model: str, server: dict[str, Any]) -> RunInfo:
         server=server,
         deployment=dict(version.get("deployment") or {}),
         time_scale=version.get("time_scale"),
+        closed_loop=config.load_spec().kind == "closed",
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from servecap.api.plan import RunCapacity
-from servecap.core.level_key import LevelKey
+from servecap.core.level_key import LevelKey, format_value
 from servecap.core.numbers import rounded
 from servecap.core.summary import LevelSummary
 from servecap.storage.run_dir import Run
@@ -76,6 +76,11 @@ def capacity_rows(runs: list[RunCapacity]) -> list[dict[str, Any]]:
     ]
 
 
+def _level_text(key: LevelKey) -> str:
+    """`32` for c=32 (a closed loop's levels are listed as numbers), else the key: `fixed=2`."""
+    return format_value(key.value) if key.is_closed else str(key)
+
+
 def run_label(run: Run) -> str:
     """How a run is named in pickers: its name, date and folder (unique)."""
     return f"{run.name}  ·  {run.info.created_at or '?'}  ·  {run.path.name}"
@@ -90,8 +95,7 @@ def history_row(run: Run) -> dict[str, Any]:
         "server": str((client or {}).get("base_url") or run.info.source),
         "model": str(model),
         "date": run.info.created_at,
-        "levels": ", ".join(str(lv.key) if not lv.key.is_closed else str(lv.concurrency)
-                            for lv in run.levels),
+        "levels": ", ".join(_level_text(lv.key) for lv in run.levels),
         "status": run.info.status,
         "folder": run.path.name,
     }
