@@ -35,6 +35,8 @@ RUN_FLAGS = {
     "concurrency": "--concurrency", "rounds": "--rounds", "input_tokens": "--input-tokens",
     "output_tokens": "--output-tokens", "warmup": "--warmup", "seed": "--seed",
     "out_dir": "--out", "extra_body": "--extra-body", "notes": "--notes",
+    # the CLI never sets `load` itself: its load plan is the closed sweep these two define
+    "load": "--concurrency/--rounds",
     "client.base_url": "--base-url", "client.api_key_env": "--api-key-env",
     "client.header_names": "--header", "client.insecure": "--insecure",
     "client.ca_bundle": "--ca-bundle", "client.timeout_s": "--timeout",
