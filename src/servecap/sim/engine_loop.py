@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -119,12 +119,19 @@ class EngineLoop:
         """Current model time in seconds."""
         return (time.monotonic() - self._t0) * self.scale
 
-    def submit(self, prompt_tokens: int, max_tokens: int, sink_for: Callable[[int], Sink]) -> int:
-        """Enter a request now; its emissions go to ``sink_for(request id)``. Returns the id."""
+    def submit(
+        self,
+        prompt_tokens: int,
+        max_tokens: int,
+        sink_for: Callable[[int], Sink],
+        blocks: Sequence[int] = (),
+    ) -> int:
+        """Enter a request now; its emissions go to ``sink_for(request id)``. Returns the id.
+        ``blocks``: its prompt's prefix-cache block hashes (``blocks.block_hashes``)."""
         rid = self._next_id
         self._next_id += 1
         self._sinks[rid] = sink_for(rid)
-        self.engine.add(rid, prompt_tokens, max_tokens, self.virtual_now())
+        self.engine.add(rid, prompt_tokens, max_tokens, self.virtual_now(), blocks)
         due = self.engine.next_time()
         if self._wake is not None and (self._awaiting is None or (due or 0.0) < self._awaiting):
             self._wake.set()

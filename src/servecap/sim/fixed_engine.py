@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 
 from servecap.sim.model import Counters, Emission, StepEmissions
 from servecap.sim.params import ModelParams
@@ -20,8 +21,10 @@ class FixedEngine:
         self._started: set[int] = set()
         self._seq = 0
 
-    def add(self, rid: int, prompt_tokens: int, max_tokens: int, now: float) -> None:
-        """Schedule the first chunk of a new request."""
+    def add(
+        self, rid: int, prompt_tokens: int, max_tokens: int, now: float, blocks: Sequence[int] = ()
+    ) -> None:
+        """Schedule the first chunk of a new request (a fixed schedule caches nothing)."""
         ttft = (self.p.fixed_ttft_ms or 0.0) / 1000.0
         self._left[rid] = max(1, max_tokens)
         self.counters.prompt_tokens += max(1, prompt_tokens)

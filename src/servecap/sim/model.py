@@ -17,7 +17,9 @@ times a seeded jitter factor. Prompts are prefilled in chunks of at most
 that finishes its prompt and then 1 token a step (``1 + accepted`` drafts when speculative).
 Admission is FIFO, limited by ``max_num_seqs`` and a KV-cache budget that reserves
 ``prompt + max_tokens`` tokens per admitted request (reservation, no preemption); requests
-beyond it wait, which is where TTFT jumps. While a batch runs, a request that reaches the
+beyond it wait, which is where TTFT jumps. With ``prefix_caching`` on, cached prompt blocks
+count once however many requests hold them, and a request prefills only the tokens the cache
+lacks (``prefix_cache``). While a batch runs, a request that reaches the
 scheduler is held for a seeded exponential time of mean ``admit_interval_ms``, and held
 requests whose time is up join the batch together once there are at least
 ``admit_ratio * running`` of them, so prefills batch together. An idle engine admits at
@@ -42,6 +44,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from servecap.sim.params import ModelParams
+from servecap.sim.prefix_cache import KVSpace
 
 
 class Emission(NamedTuple):
@@ -81,7 +84,9 @@ NO_EMISSIONS = StepEmissions((), ())
 class Engine(Protocol):
     """What a driver needs from a model engine."""
 
-    def add(self, rid: int, prompt_tokens: int, max_tokens: int, now: float) -> None: ...
+    def add(
+        self, rid: int, prompt_tokens: int, max_tokens: int, now: float, blocks: Sequence[int] = ()
+    ) -> None: ...
 
     def cancel(self, rid: int) -> None: ...
 
@@ -106,6 +111,8 @@ class Counters:
     waiting: int = 0
     kv_usage: float = 0.0
     steps: int = 0
+    prefix_queries: int = 0  # prompt tokens looked up in the prefix cache
+    prefix_hits: int = 0  # of which the cache held
 
 
 @dataclass(slots=True)
@@ -119,6 +126,7 @@ class _Seq:
     prefill_left: int = 0
     generated: int = 0
     cancelled: bool = False
+    blocks: tuple[int, ...] = ()  # prefix-cache block hashes of the prompt (sim/blocks.py)
 
     def __post_init__(self) -> None:
         self.prefill_left = self.prompt
@@ -165,16 +173,22 @@ class StepEngine:
         self._pending: list[tuple[float, int, _Seq]] = []  # heap by ready time
         self._waiting: deque[_Seq] = deque()
         self._running: list[_Seq] = []
-        self._kv_used = 0
+        self._kv = KVSpace(
+            params.kv_budget_tokens, params.prefix_block_tokens, params.prefix_caching
+        )
         self._step: _Step | None = None
         self._clock = 0.0
         self._batch_start = -np.inf  # when an idle engine last started a batch
 
-    def add(self, rid: int, prompt_tokens: int, max_tokens: int, now: float) -> None:
-        """A request arrives at ``now``; the scheduler sees it ``frontend_ms`` later."""
+    def add(
+        self, rid: int, prompt_tokens: int, max_tokens: int, now: float, blocks: Sequence[int] = ()
+    ) -> None:
+        """A request arrives at ``now``; the scheduler sees it ``frontend_ms`` later.
+        ``blocks``: its prompt's block hashes, used when the profile caches prefixes."""
         spread = self.p.frontend_jitter * (2.0 * float(self._arrival_rng.random()) - 1.0)
         ready = now + self.p.frontend_ms * (1.0 + spread) / 1000.0
         seq = _Seq(rid, max(1, prompt_tokens), max(1, max_tokens), ready)
+        seq.blocks = tuple(blocks) if self.p.prefix_caching else ()
         heapq.heappush(self._pending, (ready, rid, seq))
         self._gauges()
 
@@ -190,7 +204,7 @@ class StepEngine:
             if seq.rid == rid:
                 seq.cancelled = True
                 self._running.remove(seq)
-                self._kv_used -= seq.reserve
+                self._kv.release(rid)
         self._gauges()
 
     def next_time(self) -> float | None:
@@ -254,11 +268,21 @@ class StepEngine:
         for seq in due:
             if len(self._running) >= self.p.max_num_seqs:
                 break
-            if self._running and self._kv_used + seq.reserve > self.p.kv_budget_tokens:
+            if self._running and not self._kv.fits(seq.reserve, seq.prompt, seq.blocks):
                 break
             self._waiting.remove(seq)
             self._running.append(seq)
-            self._kv_used += seq.reserve
+            self._reserve(seq)
+
+    def _reserve(self, seq: _Seq) -> None:
+        """Take an admitted request's KV room; it prefills only what the cache lacks."""
+        cached = self._kv.admit(seq.rid, seq.reserve, seq.prompt, seq.blocks)
+        seq.prefill_left = seq.prompt - cached
+        if self.p.prefix_caching:
+            c = self.counters
+            c.prefix_queries += seq.prompt
+            c.prefix_hits += cached
+            c.prompt_tokens += cached  # vLLM counts cached prompt tokens too
 
     def _hold(self, busy: bool) -> float:
         """Seconds a request reaching a busy scheduler is held (memoryless, seeded)."""
@@ -283,6 +307,7 @@ class StepEngine:
                     budget -= chunk
                     prefill_tokens += chunk
                     self.counters.prompt_tokens += chunk
+                    self._kv.computed(seq.rid, seq.prompt - seq.prefill_left)
                     if seq.prefill_left == 0:
                         step.prefilled.append(seq)
             else:
@@ -302,9 +327,8 @@ class StepEngine:
         if not self._waiting:
             return False
         head = self._waiting[0]
-        return (
-            len(self._running) >= self.p.max_num_seqs
-            or self._kv_used + head.reserve > self.p.kv_budget_tokens
+        return len(self._running) >= self.p.max_num_seqs or not self._kv.fits(
+            head.reserve, head.prompt, head.blocks
         )
 
     def _decode_plan(self, decoding: list[_Seq]) -> list[int] | None:
@@ -370,13 +394,14 @@ class StepEngine:
         if done:
             ids = {seq.rid for seq in done}
             self._running = [s for s in self._running if s.rid not in ids]
-            self._kv_used -= sum(seq.reserve for seq in done)
+            for seq in done:
+                self._kv.release(seq.rid)
 
     def _gauges(self) -> None:
         c = self.counters
         c.running = len(self._running)
         c.waiting = len(self._waiting) + len(self._pending)
-        c.kv_usage = min(1.0, self._kv_used / self.p.kv_budget_tokens)
+        c.kv_usage = self._kv.usage
 
 
 __all__ = [

@@ -4,7 +4,9 @@ Pure functions over dicts and bytes; the server wires them to HTTP.
 
 Prompt tokens are counted by one fixed rule: ``ceil(characters / 4)``, minimum 1, where
 characters are the Unicode code points of all message text contents joined (chat) or of the
-prompt strings (completions); a prompt given as token ids counts one token per id.
+prompt strings (completions); a prompt given as token ids counts one token per id. The same
+text (message contents concatenated in order) or ids are the request's ``prompt``, which the
+prefix cache hashes in blocks (``blocks``).
 The simulator ignores EOS: it always generates exactly ``max_tokens`` tokens
 (``finish_reason`` is ``"length"``), so ``ignore_eos`` is accepted and has no effect.
 """
@@ -15,6 +17,8 @@ import json
 import math
 from dataclasses import dataclass
 from typing import Any
+
+from servecap.sim.blocks import CHARS_PER_TOKEN
 
 WORDS: tuple[str, ...] = (
     " the",
@@ -65,49 +69,56 @@ class SimRequest:
     include_usage: bool
     continuous_usage: bool
     reasoning_tokens: int
+    # the prompt as counted: its text (chat: message contents concatenated) or token ids
+    prompt: str | tuple[int, ...] = ""
 
 
 def count_tokens(text_chars: int) -> int:
     """The documented prompt-token rule: ceil(chars / 4), at least 1."""
-    return max(1, math.ceil(text_chars / 4))
+    return max(1, math.ceil(text_chars / CHARS_PER_TOKEN))
 
 
-def _content_chars(content: Any) -> int:
+def _content_text(content: Any) -> str:
     if content is None:
-        return 0
+        return ""
     if isinstance(content, str):
-        return len(content)
+        return content
     if isinstance(content, list):
-        total = 0
-        for part in content:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                total += len(part["text"])
-        return total
+        return "".join(
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
     raise BadRequest("message content must be a string, a list of parts or null")
 
 
-def _chat_prompt_tokens(body: dict[str, Any]) -> int:
+def _chat_prompt(body: dict[str, Any]) -> str:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise BadRequest("'messages' is required and must be a non-empty list", code="missing")
-    chars = 0
+    texts: list[str] = []
     for msg in messages:
         if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
             raise BadRequest("each message must be an object with a string 'role'")
-        chars += _content_chars(msg.get("content"))
-    return count_tokens(chars)
+        texts.append(_content_text(msg.get("content")))
+    return "".join(texts)
 
 
-def _completion_prompt_tokens(body: dict[str, Any]) -> int:
+def _completion_prompt(body: dict[str, Any]) -> str | tuple[int, ...]:
     prompt = body.get("prompt")
     if isinstance(prompt, str):
-        return count_tokens(len(prompt))
+        return prompt
     if isinstance(prompt, list) and prompt:
         if all(isinstance(p, str) for p in prompt):
-            return count_tokens(sum(len(p) for p in prompt))
+            return "".join(prompt)
         if all(isinstance(p, int) for p in prompt):
-            return len(prompt)
+            return tuple(prompt)
     raise BadRequest("'prompt' is required: a string, a list of strings or of token ids")
+
+
+def prompt_token_count(prompt: str | tuple[int, ...]) -> int:
+    """Prompt tokens of a parsed prompt: the characters rule for text, one per token id."""
+    return count_tokens(len(prompt)) if isinstance(prompt, str) else len(prompt)
 
 
 def _int_field(body: dict[str, Any], name: str, low: int) -> int | None:
@@ -130,7 +141,7 @@ def parse_request(
     model = body.get("model", model_ids[0])
     if model not in model_ids:
         raise BadRequest(f"The model `{model}` does not exist.", 404, "model_not_found")
-    prompt_tokens = _chat_prompt_tokens(body) if chat else _completion_prompt_tokens(body)
+    prompt = _chat_prompt(body) if chat else _completion_prompt(body)
     max_tokens = _int_field(body, "max_completion_tokens", 1)
     if max_tokens is None:
         max_tokens = _int_field(body, "max_tokens", 1) or default_max_tokens
@@ -143,12 +154,13 @@ def parse_request(
     return SimRequest(
         chat=chat,
         model=str(model),
-        prompt_tokens=prompt_tokens,
+        prompt_tokens=prompt_token_count(prompt),
         max_tokens=max_tokens,
         stream=bool(body.get("stream", False)),
         include_usage=bool(opts.get("include_usage", False)),
         continuous_usage=bool(opts.get("continuous_usage_stats", False)),
         reasoning_tokens=(reasoning if req_reasoning is None else req_reasoning) if chat else 0,
+        prompt=prompt,
     )
 
 

@@ -147,7 +147,15 @@ GATHER_MS = 25.0
 def _base(
     name: str, desc: str, deployment: Deployment, **params: float | int | bool | str
 ) -> Profile:
-    merged = {"idle_window_ms": 3.0, "gather_ms": GATHER_MS, **_START[name], **params}
+    # prefix caching: vLLM runs with --enable-prefix-caching, SGLang's radix cache is on by
+    # default (it matches per token; 16-token blocks lose at most 15 tokens a request)
+    merged = {
+        "idle_window_ms": 3.0,
+        "gather_ms": GATHER_MS,
+        "prefix_caching": True,
+        **_START[name],
+        **params,
+    }
     return Profile.model_validate(
         {
             "name": name,

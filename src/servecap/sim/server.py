@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from servecap.sim import SIM_VERSION
+from servecap.sim.blocks import block_hashes
 from servecap.sim.chunks import ChunkMaker
 from servecap.sim.engine_loop import EngineLoop
 from servecap.sim.http11 import HttpRequest, Responder
@@ -44,6 +45,13 @@ class SimState:
         self.loop = EngineLoop(profile.params, time_scale, seed, self.batch)
         self.model_ids = [profile.model_id, profile.name]
         self.started = int(time.time())
+
+    def blocks_of(self, req: SimRequest) -> tuple[int, ...]:
+        """The prompt's prefix-cache block hashes; none when the profile caches nothing."""
+        params = self.profile.params
+        if not params.prefix_caching:
+            return ()
+        return block_hashes(req.prompt, params.prefix_block_tokens)
 
     def version(self) -> dict[str, Any]:
         """The /version body: simulator version, profile, deployment, time scale."""
@@ -159,7 +167,10 @@ class SimApp:
             return
         sink = StreamSink if req.stream else WholeSink
         rid = state.loop.submit(
-            req.prompt_tokens, req.max_tokens, lambda rid: sink(req, responder, rid)
+            req.prompt_tokens,
+            req.max_tokens,
+            lambda rid: sink(req, responder, rid),
+            state.blocks_of(req),
         )
         responder.on_close = lambda: state.loop.cancel(rid)
 
