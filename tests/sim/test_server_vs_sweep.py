@@ -15,16 +15,19 @@ from servecap.sim.profiles import load_profile
 from servecap.sim.runner import start_server_process
 from servecap.sim.sweep import closed_loop_level
 
-PROMPT = "w" * 512  # 128 prompt tokens by the ceil(chars / 4) rule
+PROMPT = "w" * 504  # with an 8-character serial: 128 prompt tokens by the ceil(chars / 4) rule
 
 
 async def closed_loop(base: str, c: int, rounds: int, tokens: int) -> list[tuple[float, ...]]:
     """(ttft, itl, latency) per request in real seconds, c streams x rounds."""
     rows: list[tuple[float, ...]] = []
-    body = {"prompt": PROMPT, "max_tokens": tokens, "stream": True}
+    serial = iter(range(10**8))
 
     async def one(session: aiohttp.ClientSession) -> None:
         for _ in range(rounds):
+            # prompts that share nothing, as the sweep assumes (the seed profiles cache
+            # prefixes: one repeated prompt would be served from the cache)
+            body = {"prompt": f"{next(serial):08d}{PROMPT}", "max_tokens": tokens, "stream": True}
             stamps: list[float] = []
             counts: list[int] = []
             t0 = time.perf_counter()
