@@ -1,4 +1,10 @@
-"""Render the simulator's state as Prometheus text with vLLM-style metric names."""
+"""Render the simulator's state as Prometheus text with vLLM-style metric names.
+
+The prefix-cache counters are vLLM v1's: ``vllm:prefix_cache_queries`` and
+``vllm:prefix_cache_hits`` count prompt tokens (looked up, found cached) once per admitted
+request; their ratio is the hit rate. ``vllm:prompt_tokens`` counts every prompt token,
+cached or computed, as vLLM's does.
+"""
 
 from __future__ import annotations
 
@@ -41,6 +47,16 @@ def render_metrics(loop: EngineLoop, model_name: str) -> str:
         ("vllm:spec_decode_num_draft_tokens", "Draft tokens proposed.", c.draft_tokens),
         ("vllm:spec_decode_num_accepted_tokens", "Draft tokens accepted.", c.accepted_tokens),
         ("vllm:request_success", "Requests finished.", loop.requests_done),
+        (
+            "vllm:prefix_cache_queries",
+            "Prefix cache queries, in prompt tokens looked up (0 with caching off).",
+            c.prefix_queries,
+        ),
+        (
+            "vllm:prefix_cache_hits",
+            "Prefix cache hits, in prompt tokens the cache held.",
+            c.prefix_hits,
+        ),
         ("sim:engine_steps", "Engine steps executed.", c.steps),
         (
             "sim:step_lateness_seconds",
