@@ -101,6 +101,23 @@ def test_shared_held_blocks_count_once_and_idle_blocks_do_not_block() -> None:
     assert kv.cache.idle == 0 and kv.evictions == 10
 
 
+def test_fits_charges_idle_hits_but_not_held_ones() -> None:
+    kv = KVSpace(1000, B, caching=True)
+    kv.admit(0, 100, 64, (1, 2, 3, 4))
+    kv.computed(0, 64)
+    kv.release(0)  # blocks 1..4 cached, idle
+    kv.admit(1, 50, 40, (1, 2))  # hits block 1 (the last token is computed), registers 2
+    kv.computed(1, 40)
+    assert [kv.cache.refs(b) for b in (1, 2, 3, 4)] == [1, 1, 0, 0]
+    room = kv.budget - kv.used
+    # a request hitting 1..4 shares the held 1 and 2 (32 tokens); idle 3 and 4 become its own
+    assert kv.fits(room + 32, 80, (1, 2, 3, 4, 5))
+    assert not kv.fits(room + 33, 80, (1, 2, 3, 4, 5))
+    before = kv.used
+    assert kv.admit(2, room + 32, 80, (1, 2, 3, 4, 5)) == 64
+    assert kv.used == before + room and kv.used == kv.budget
+
+
 def test_eviction_makes_just_enough_room_tail_blocks_first() -> None:
     kv = KVSpace(320, B, caching=True)
     kv.admit(0, 170, 160, tuple(range(10)))

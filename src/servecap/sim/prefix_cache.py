@@ -131,11 +131,9 @@ class KVSpace:
         """Would a request reserving ``reserve`` tokens fit now? Cached blocks other running
         requests hold cost it nothing; evictable blocks do not count against it."""
         shared = 0
-        if self.caching:
-            for block in blocks[: self._limit(prompt)]:
-                if not self.cache.refs(block):
-                    break
-                shared += 1
+        if self.caching and blocks:
+            hit = self.cache.match(blocks, self._limit(prompt))
+            shared = sum(1 for block in blocks[:hit] if self.cache.refs(block))
         return self.used + reserve - self.block * shared <= self.budget
 
     def admit(self, rid: int, reserve: int, prompt: int, blocks: Sequence[int]) -> int:
