@@ -3,6 +3,8 @@ it does to the step model's prefill (virtual time)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from servecap.sim.blocks import block_hashes
@@ -59,81 +61,91 @@ def test_match_counts_the_leading_cached_run() -> None:
 B = 16
 
 
+@dataclass
+class Req:
+    """A request as the KV space reads it."""
+
+    rid: int
+    reserve: int
+    prompt: int
+    blocks: tuple[int, ...]
+
+
 def test_hits_are_leading_blocks_and_never_the_last_token() -> None:
     kv = KVSpace(10_000, B, caching=True)
     blocks = (1, 2, 3, 4)  # a 64-token prompt, 4 full blocks
-    assert kv.admit(0, 64 + 8, 64, blocks) == 0
+    assert kv.admit(Req(0, 64 + 8, 64, blocks)) == 0
     kv.computed(0, 64)
     kv.release(0)
     # the same 64 tokens again: the last token is computed, so 3 blocks hit (48 tokens)
-    assert kv.admit(1, 64 + 8, 64, blocks) == 48
+    assert kv.admit(Req(1, 64 + 8, 64, blocks)) == 48
     # a longer prompt extending it hits all 4
-    assert kv.admit(2, 80 + 8, 80, (*blocks, 5)) == 64
+    assert kv.admit(Req(2, 80 + 8, 80, (*blocks, 5))) == 64
     # a different first block hits nothing even if later blocks are cached
-    assert kv.admit(3, 64 + 8, 64, (9, 2, 3, 4)) == 0
+    assert kv.admit(Req(3, 64 + 8, 64, (9, 2, 3, 4))) == 0
 
 
 def test_blocks_register_as_their_prefill_is_scheduled() -> None:
     kv = KVSpace(10_000, B, caching=True)
-    kv.admit(0, 200, 100, (1, 2, 3, 4, 5, 6))
+    kv.admit(Req(0, 200, 100, (1, 2, 3, 4, 5, 6)))
     kv.computed(0, 40)  # 2 full blocks covered
     assert kv.cache.held == 2 and 3 not in kv.cache
-    kv.admit(1, 200, 100, (1, 2, 3, 4, 5, 6))  # admitted meanwhile: hits only those 2
+    kv.admit(Req(1, 200, 100, (1, 2, 3, 4, 5, 6)))  # admitted meanwhile: hits only those 2
     assert kv.cache.refs(1) == 2 and kv.cache.refs(3) == 0
 
 
 def test_shared_held_blocks_count_once_and_idle_blocks_do_not_block() -> None:
     kv = KVSpace(400, B, caching=True)
     blocks = tuple(range(10))  # 160 tokens
-    kv.admit(0, 200, 160, blocks)  # 160 prompt + 40 output
+    kv.admit(Req(0, 200, 160, blocks))  # 160 prompt + 40 output
     kv.computed(0, 160)
     assert kv.used == 200
     # a second request sharing 9 held blocks (144 tokens) needs only 200 - 144 of new room
-    assert kv.fits(200, 160, blocks)
-    assert kv.admit(1, 200, 160, blocks) == 144
+    assert kv.fits(Req(-1, 200, 160, blocks))
+    assert kv.admit(Req(1, 200, 160, blocks)) == 144
     assert kv.used == 200 + 56
     kv.release(0)
     kv.release(1)
     assert kv.used == 0 and kv.cache.idle == 10
     # the cached blocks are evictable: a request of the whole budget still fits
-    assert kv.fits(400, 300, (99,))
-    kv.admit(2, 400, 300, (99,))
+    assert kv.fits(Req(-1, 400, 300, (99,)))
+    kv.admit(Req(2, 400, 300, (99,)))
     assert kv.cache.idle == 0 and kv.evictions == 10
 
 
 def test_fits_charges_idle_hits_but_not_held_ones() -> None:
     kv = KVSpace(1000, B, caching=True)
-    kv.admit(0, 100, 64, (1, 2, 3, 4))
+    kv.admit(Req(0, 100, 64, (1, 2, 3, 4)))
     kv.computed(0, 64)
     kv.release(0)  # blocks 1..4 cached, idle
-    kv.admit(1, 50, 40, (1, 2))  # hits block 1 (the last token is computed), registers 2
+    kv.admit(Req(1, 50, 40, (1, 2)))  # hits block 1 (the last token is computed), registers 2
     kv.computed(1, 40)
     assert [kv.cache.refs(b) for b in (1, 2, 3, 4)] == [1, 1, 0, 0]
     room = kv.budget - kv.used
     # a request hitting 1..4 shares the held 1 and 2 (32 tokens); idle 3 and 4 become its own
-    assert kv.fits(room + 32, 80, (1, 2, 3, 4, 5))
-    assert not kv.fits(room + 33, 80, (1, 2, 3, 4, 5))
+    assert kv.fits(Req(-1, room + 32, 80, (1, 2, 3, 4, 5)))
+    assert not kv.fits(Req(-1, room + 33, 80, (1, 2, 3, 4, 5)))
     before = kv.used
-    assert kv.admit(2, room + 32, 80, (1, 2, 3, 4, 5)) == 64
+    assert kv.admit(Req(2, room + 32, 80, (1, 2, 3, 4, 5))) == 64
     assert kv.used == before + room and kv.used == kv.budget
 
 
 def test_eviction_makes_just_enough_room_tail_blocks_first() -> None:
     kv = KVSpace(320, B, caching=True)
-    kv.admit(0, 170, 160, tuple(range(10)))
+    kv.admit(Req(0, 170, 160, tuple(range(10))))
     kv.computed(0, 160)
     kv.release(0)  # 10 idle blocks (160 tokens) in 320
-    kv.admit(1, 240, 230, (50,))  # needs 240: 80 left, so 5 blocks stay
+    kv.admit(Req(1, 240, 230, (50,)))  # needs 240: 80 left, so 5 blocks stay
     assert kv.cache.idle == 5 and kv.evictions == 5
     assert [b in kv.cache for b in range(10)] == [True] * 5 + [False] * 5
 
 
 def test_caching_off_is_the_plain_reservation() -> None:
     kv = KVSpace(300, B, caching=False)
-    assert kv.admit(0, 200, 160, tuple(range(10))) == 0
+    assert kv.admit(Req(0, 200, 160, tuple(range(10)))) == 0
     kv.computed(0, 160)
     assert kv.used == 200 and len(kv.cache) == 0
-    assert not kv.fits(200, 160, tuple(range(10)))
+    assert not kv.fits(Req(-1, 200, 160, tuple(range(10))))
     kv.release(0)
     assert kv.used == 0
 

@@ -17,9 +17,8 @@ times a seeded jitter factor. Prompts are prefilled in chunks of at most
 that finishes its prompt and then 1 token a step (``1 + accepted`` drafts when speculative).
 Admission is FIFO, limited by ``max_num_seqs`` and a KV-cache budget that reserves
 ``prompt + max_tokens`` tokens per admitted request (reservation, no preemption); requests
-beyond it wait, which is where TTFT jumps. With ``prefix_caching`` on, cached prompt blocks
-count once however many requests hold them, and a request prefills only the tokens the cache
-lacks (``prefix_cache``). While a batch runs, a request that reaches the
+beyond it wait, which is where TTFT jumps. With ``prefix_caching``, a request prefills only
+what the cache lacks (``prefix_cache``). While a batch runs, a request that reaches the
 scheduler is held for a seeded exponential time of mean ``admit_interval_ms``, and held
 requests whose time is up join the batch together once there are at least
 ``admit_ratio * running`` of them, so prefills batch together. An idle engine admits at
@@ -173,9 +172,7 @@ class StepEngine:
         self._pending: list[tuple[float, int, _Seq]] = []  # heap by ready time
         self._waiting: deque[_Seq] = deque()
         self._running: list[_Seq] = []
-        self._kv = KVSpace(
-            params.kv_budget_tokens, params.prefix_block_tokens, params.prefix_caching
-        )
+        self._kv = KVSpace.for_params(params)
         self._step: _Step | None = None
         self._clock = 0.0
         self._batch_start = -np.inf  # when an idle engine last started a batch
@@ -183,12 +180,10 @@ class StepEngine:
     def add(
         self, rid: int, prompt_tokens: int, max_tokens: int, now: float, blocks: Sequence[int] = ()
     ) -> None:
-        """A request arrives at ``now``; the scheduler sees it ``frontend_ms`` later.
-        ``blocks``: its prompt's block hashes, used when the profile caches prefixes."""
+        """A request arrives at ``now``; the scheduler sees it ``frontend_ms`` later."""
         spread = self.p.frontend_jitter * (2.0 * float(self._arrival_rng.random()) - 1.0)
         ready = now + self.p.frontend_ms * (1.0 + spread) / 1000.0
-        seq = _Seq(rid, max(1, prompt_tokens), max(1, max_tokens), ready)
-        seq.blocks = tuple(blocks) if self.p.prefix_caching else ()
+        seq = _Seq(rid, max(1, prompt_tokens), max(1, max_tokens), ready, blocks=tuple(blocks))
         heapq.heappush(self._pending, (ready, rid, seq))
         self._gauges()
 
@@ -268,21 +263,12 @@ class StepEngine:
         for seq in due:
             if len(self._running) >= self.p.max_num_seqs:
                 break
-            if self._running and not self._kv.fits(seq.reserve, seq.prompt, seq.blocks):
+            if self._running and not self._kv.fits(seq):
                 break
             self._waiting.remove(seq)
             self._running.append(seq)
-            self._reserve(seq)
-
-    def _reserve(self, seq: _Seq) -> None:
-        """Take an admitted request's KV room; it prefills only what the cache lacks."""
-        cached = self._kv.admit(seq.rid, seq.reserve, seq.prompt, seq.blocks)
-        seq.prefill_left = seq.prompt - cached
-        if self.p.prefix_caching:
-            c = self.counters
-            c.prefix_queries += seq.prompt
-            c.prefix_hits += cached
-            c.prompt_tokens += cached  # vLLM counts cached prompt tokens too
+            seq.prefill_left -= (cached := self._kv.admit(seq))  # it prefills what is not cached
+            self.counters.prompt_tokens += cached  # vLLM counts cached prompt tokens too
 
     def _hold(self, busy: bool) -> float:
         """Seconds a request reaching a busy scheduler is held (memoryless, seeded)."""
@@ -327,9 +313,7 @@ class StepEngine:
         if not self._waiting:
             return False
         head = self._waiting[0]
-        return len(self._running) >= self.p.max_num_seqs or not self._kv.fits(
-            head.reserve, head.prompt, head.blocks
-        )
+        return len(self._running) >= self.p.max_num_seqs or not self._kv.fits(head)
 
     def _decode_plan(self, decoding: list[_Seq]) -> list[int] | None:
         """Tokens each decoding sequence gets this step; None when it is one each."""
@@ -394,14 +378,14 @@ class StepEngine:
         if done:
             ids = {seq.rid for seq in done}
             self._running = [s for s in self._running if s.rid not in ids]
-            for seq in done:
-                self._kv.release(seq.rid)
+            self._kv.release(*(seq.rid for seq in done))
 
     def _gauges(self) -> None:
         c = self.counters
         c.running = len(self._running)
         c.waiting = len(self._waiting) + len(self._pending)
         c.kv_usage = self._kv.usage
+        c.prefix_queries, c.prefix_hits = self._kv.queries, self._kv.hits
 
 
 __all__ = [

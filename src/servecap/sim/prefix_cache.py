@@ -28,6 +28,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
+
+from servecap.sim.params import ModelParams
 
 
 class BlockCache:
@@ -94,6 +97,17 @@ class BlockCache:
         return done
 
 
+class Request(Protocol):
+    """What the KV space reads of a request (the step model's sequence)."""
+
+    rid: int
+    prompt: int  # prompt tokens
+    blocks: tuple[int, ...]  # its prompt's full-block hashes (``blocks.block_hashes``)
+
+    @property
+    def reserve(self) -> int: ...  # tokens it reserves: prompt + max_tokens
+
+
 @dataclass(slots=True)
 class _Hold:
     blocks: tuple[int, ...]  # the request's full prompt blocks
@@ -110,8 +124,15 @@ class KVSpace:
         self.caching = caching
         self.cache = BlockCache()
         self.evictions = 0  # blocks evicted to make room
+        self.queries = 0  # prompt tokens looked up (vLLM's prefix_cache_queries)
+        self.hits = 0  # of which cached (vLLM's prefix_cache_hits)
         self._holds: dict[int, _Hold] = {}
         self._private = 0
+
+    @classmethod
+    def for_params(cls, params: ModelParams) -> KVSpace:
+        """The KV space a profile's parameters describe."""
+        return cls(params.kv_budget_tokens, params.prefix_block_tokens, params.prefix_caching)
 
     @property
     def used(self) -> int:
@@ -127,25 +148,28 @@ class KVSpace:
         """Most leading blocks that may hit: the last prompt token is always computed."""
         return (prompt - 1) // self.block
 
-    def fits(self, reserve: int, prompt: int, blocks: Sequence[int]) -> bool:
-        """Would a request reserving ``reserve`` tokens fit now? Cached blocks other running
-        requests hold cost it nothing; evictable blocks do not count against it."""
+    def fits(self, req: Request) -> bool:
+        """Would ``req`` fit now? Cached blocks other running requests hold cost it
+        nothing; evictable blocks do not count against it."""
         shared = 0
-        if self.caching and blocks:
-            hit = self.cache.match(blocks, self._limit(prompt))
-            shared = sum(1 for block in blocks[:hit] if self.cache.refs(block))
-        return self.used + reserve - self.block * shared <= self.budget
+        if self.caching and req.blocks:
+            hit = self.cache.match(req.blocks, self._limit(req.prompt))
+            shared = sum(1 for block in req.blocks[:hit] if self.cache.refs(block))
+        return self.used + req.reserve - self.block * shared <= self.budget
 
-    def admit(self, rid: int, reserve: int, prompt: int, blocks: Sequence[int]) -> int:
-        """Admit request ``rid``: hold its cached leading blocks, reserve the rest.
-        Returns the prompt tokens the cache already holds (its hits)."""
-        own = tuple(blocks) if self.caching else ()
-        hit = self.cache.match(own, self._limit(prompt)) if own else 0
+    def admit(self, req: Request) -> int:
+        """Admit ``req``: hold its cached leading blocks, reserve the rest. Returns the
+        prompt tokens the cache already holds (its hits)."""
+        own = req.blocks if self.caching else ()
+        hit = self.cache.match(own, self._limit(req.prompt)) if own else 0
         for block in own[:hit]:
             self.cache.acquire(block)
-        private = reserve - self.block * hit
-        self._holds[rid] = _Hold(own, hit, private)
+        private = req.reserve - self.block * hit
+        self._holds[req.rid] = _Hold(own, hit, private)
         self._private += private
+        if self.caching:
+            self.queries += req.prompt
+            self.hits += self.block * hit
         self._trim()
         return self.block * hit
 
@@ -162,15 +186,16 @@ class KVSpace:
             hold.private -= self.block
             self._private -= self.block
 
-    def release(self, rid: int) -> None:
-        """Request ``rid`` finished or was cancelled: free its reservation and let its
-        blocks go (tail first, so its leading blocks are evicted last)."""
-        hold = self._holds.pop(rid, None)
-        if hold is None:
-            return
-        for block in reversed(hold.blocks[: hold.held]):
-            self.cache.release(block)
-        self._private -= hold.private
+    def release(self, *rids: int) -> None:
+        """Requests ``rids`` finished or were cancelled: free their reservations and let
+        their blocks go (tail first, so a request's leading blocks are evicted last)."""
+        for rid in rids:
+            hold = self._holds.pop(rid, None)
+            if hold is None:
+                continue
+            for block in reversed(hold.blocks[: hold.held]):
+                self.cache.release(block)
+            self._private -= hold.private
 
     def _trim(self) -> None:
         """Evict least recently used idle blocks until the cache fits beside what is used."""
@@ -180,4 +205,4 @@ class KVSpace:
             self.evictions += self.cache.evict(over)
 
 
-__all__ = ["BlockCache", "KVSpace"]
+__all__ = ["BlockCache", "KVSpace", "Request"]
