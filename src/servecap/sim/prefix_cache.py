@@ -19,6 +19,10 @@ left of the budget and are evicted when admissions need the room, so they never 
 request out. With caching off (or no hashes) every request's reservation is private and the
 arithmetic is the plain reservation model's.
 
+``queries`` and ``hits`` (vLLM's ``prefix_cache_queries`` and ``prefix_cache_hits``, in
+prompt tokens) are counted once per admitted request; a real engine may count the lookup of
+a request that has to wait again at each try.
+
 One simplification: when two running requests compute the same block at once, the second
 shares the first's copy as soon as it registers it (vLLM keeps both until one is freed).
 """
