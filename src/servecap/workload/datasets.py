@@ -1,0 +1,243 @@
+"""Prompt datasets (`--dataset FILE`): JSONL of prompts, OpenAI chats or ShareGPT.
+
+Contract:
+- `read_dataset(path, fmt)` reads one of `FORMATS`, or `auto` (chosen from the first row's
+  keys; `Dataset.format` names what it read). One JSON object a line (blank lines skipped);
+  a file whose first character is `[` is read as one JSON array of the same objects
+  (ShareGPT's own release is an array), its items numbered instead of lines.
+  - `prompt`: `{"prompt": "..."}`, sent as one user message.
+  - `openai`: `{"messages": [{"role": ..., "content": ...}, ...]}`, sent as is; `content` is
+    text or a list of `{"type": "text", "text": ...}` parts.
+  - `sharegpt`: `{"conversations": [{"from": ..., "value": ...}, ...]}`: any leading system
+    turn and the first human turn are sent; the turns after it stay in `DatasetRow.later`
+    for multi-turn sessions. A conversation with no human turn is skipped and counted in
+    `Dataset.skipped` (ShareGPT's dumps hold such rows); everything else malformed is an
+    error.
+  Any row may carry `max_tokens` or `output_tokens` (an integer >= 1): that row's output
+  length, overriding the run's.
+- Bad input raises `DataFormatError` (a `UserInputError`) naming the file, the line and the
+  column (the JSON column of a syntax error, else the key at fault).
+- `Dataset.sample(n, seed)`: `n` rows, seeded. Up to the dataset's size they are distinct
+  (a seeded permutation); a level that needs more draws the rest with replacement.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from servecap.core.errors import DataFormatError, UserInputError
+
+FORMATS: tuple[str, ...] = ("prompt", "openai", "sharegpt")
+_KEY_OF = {"prompt": "prompt", "openai": "messages", "sharegpt": "conversations"}
+_SHAREGPT_ROLES = {
+    "human": "user", "user": "user", "gpt": "assistant", "chatgpt": "assistant",
+    "assistant": "assistant", "bard": "assistant", "bing": "assistant", "model": "assistant",
+    "system": "system",
+}  # fmt: skip
+_CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat turn."""
+
+    role: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetRow:
+    """What one request sends: its messages, its own output length, and later turns."""
+
+    messages: tuple[Message, ...]
+    max_tokens: int | None = None
+    later: tuple[Message, ...] = ()
+
+    @property
+    def prompt(self) -> str:
+        """The text of the last message (the user's turn)."""
+        return self.messages[-1].content
+
+    @property
+    def chars(self) -> int:
+        return sum(len(m.content) for m in self.messages)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Dataset:
+    """The rows of one dataset file."""
+
+    path: str
+    format: str
+    rows: tuple[DatasetRow, ...]
+    skipped: int = 0
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def sample_indices(self, n: int, seed: int) -> np.ndarray:
+        """`n` row indices: distinct while they last, then drawn with replacement."""
+        rng = np.random.default_rng(seed)
+        size = len(self.rows)
+        first = rng.permutation(size)[: min(n, size)]
+        if n <= size:
+            return first
+        return np.concatenate([first, rng.integers(0, size, n - size)])
+
+    def sample(self, n: int, seed: int) -> list[DatasetRow]:
+        return [self.rows[i] for i in self.sample_indices(n, seed)]
+
+
+def read_dataset(path: str | Path, fmt: str = "auto") -> Dataset:
+    """Read a dataset file in `fmt` (one of `FORMATS`, or `auto`)."""
+    name = str(path)
+    if fmt != "auto" and fmt not in FORMATS:
+        raise UserInputError(
+            f"--dataset-format {fmt!r}: expected auto or one of {', '.join(FORMATS)}"
+        )
+    rows: list[DatasetRow] = []
+    skipped = 0
+    for where, item in _items(name, _text(name)):
+        if fmt == "auto":
+            fmt = _detect(where, item)
+        row = _parse(where, item, fmt)
+        if row is None:
+            skipped += 1
+        else:
+            rows.append(row)
+    if not rows:
+        raise DataFormatError(f"{name}: the dataset has no usable rows")
+    return Dataset(name, fmt, tuple(rows), skipped)
+
+
+def _text(name: str) -> str:
+    try:
+        data = Path(name).read_bytes()
+    except OSError as exc:
+        raise UserInputError(f"{name}: cannot read the dataset: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise DataFormatError(f"{name}:{line}: not UTF-8 text (a binary file?)") from None
+
+
+def _items(name: str, text: str) -> Iterator[tuple[str, dict[str, object]]]:
+    """(location, object) of every row: `file:line` for JSONL, `file: item i` for an array."""
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataFormatError(
+                f"{name}:{exc.lineno}: column {exc.colno}: not JSON ({exc.msg})"
+            ) from None
+        for index, item in enumerate(items, start=1):
+            yield _object(f"{name}: item {index}", item)
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataFormatError(
+                f"{name}:{number}: column {exc.colno}: not JSON ({exc.msg})"
+            ) from None
+        yield _object(f"{name}:{number}", item)
+
+
+def _object(where: str, item: object) -> tuple[str, dict[str, object]]:
+    if not isinstance(item, dict):
+        raise DataFormatError(f"{where}: expected a JSON object, got {type(item).__name__}")
+    return where, item
+
+
+def _detect(where: str, item: dict[str, object]) -> str:
+    for fmt, key in _KEY_OF.items():
+        if key in item:
+            return fmt
+    keys = ", ".join(sorted(item)[:8]) or "none"
+    raise DataFormatError(
+        f"{where}: unknown dataset format: the row has keys {keys}; expected one of "
+        f"'prompt', 'messages' or 'conversations' (or name it with --dataset-format)"
+    )
+
+
+def _parse(where: str, item: dict[str, object], fmt: str) -> DatasetRow | None:
+    key = _KEY_OF[fmt]
+    if key not in item:
+        raise DataFormatError(f"{where}: column {key!r} is missing ({fmt} format)")
+    tokens = _max_tokens(where, item)
+    if fmt == "prompt":
+        text = item["prompt"]
+        if not isinstance(text, str) or not text:
+            raise DataFormatError(f"{where}: column 'prompt': expected non-empty text")
+        return DatasetRow((Message("user", text),), tokens)
+    if fmt == "openai":
+        return DatasetRow(_chat(where, item["messages"]), tokens)
+    return _sharegpt(where, item["conversations"], tokens)
+
+
+def _max_tokens(where: str, item: dict[str, object]) -> int | None:
+    for key in ("max_tokens", "output_tokens"):
+        value = item.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise DataFormatError(f"{where}: column {key!r}: expected an integer >= 1")
+        return value
+    return None
+
+
+def _chat(where: str, messages: object) -> tuple[Message, ...]:
+    column = f"{where}: column 'messages'"
+    if not isinstance(messages, list) or not messages:
+        raise DataFormatError(f"{column}: expected a non-empty list of messages")
+    out = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in _CHAT_ROLES:
+            raise DataFormatError(
+                f"{column}[{i}]: expected {{'role': one of {', '.join(_CHAT_ROLES)}, "
+                f"'content': ...}}"
+            )
+        out.append(Message(str(message["role"]), _content(f"{column}[{i}]", message)))
+    return tuple(out)
+
+
+def _content(where: str, message: dict[str, object]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+        isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        for p in content
+    ):
+        return "".join(str(p["text"]) for p in content)
+    raise DataFormatError(f"{where}: 'content' must be text or a list of text parts")
+
+
+def _sharegpt(where: str, turns: object, tokens: int | None) -> DatasetRow | None:
+    column = f"{where}: column 'conversations'"
+    if not isinstance(turns, list):
+        raise DataFormatError(f"{column}: expected a list of turns")
+    messages = []
+    for i, turn in enumerate(turns):
+        if not isinstance(turn, dict) or not isinstance(turn.get("value"), str):
+            raise DataFormatError(f"{column}[{i}]: expected {{'from': ..., 'value': text}}")
+        role = _SHAREGPT_ROLES.get(str(turn.get("from", "")).lower())
+        if role is None:
+            raise DataFormatError(
+                f"{column}[{i}]: 'from' {turn.get('from')!r} is not one of "
+                f"{', '.join(sorted(_SHAREGPT_ROLES))}"
+            )
+        messages.append(Message(role, str(turn["value"])))
+    first = next((i for i, m in enumerate(messages) if m.role == "user" and m.content), None)
+    if first is None:
+        return None
+    system = tuple(m for m in messages[:first] if m.role == "system")
+    return DatasetRow((*system, messages[first]), tokens, tuple(messages[first + 1 :]))
