@@ -71,8 +71,8 @@ def parse_length_spec(text: str, role: Role = "input") -> LengthDist:
     """The distribution `text` names; `role` says which flag it came from."""
     flag = f"--{role}-tokens"
     spec = text.strip()
-    kind, _, rest = spec.partition(":")
-    if not rest:
+    kind, colon, rest = spec.partition(":")
+    if not colon:
         return LengthDist(spec, "fixed", _count(flag, spec, kind))
     if kind == "trace":
         return _trace_lengths(flag, spec, rest, role)

@@ -172,13 +172,13 @@ class _Columns:
         self, where: str, time_col: str, time: float, lengths: tuple[tuple[str, object], ...]
     ) -> None:
         """Append one row; `where` is `file:line`, `lengths` the (column, value) of in and out."""
-        if time < 0 or not math.isfinite(time):
-            raise DataFormatError(f"{where}: column {time_col!r}: {time!r} is not a time >= 0")
         if self.times and time < self.times[-1]:
             raise DataFormatError(
                 f"{where}: column {time_col!r}: timestamps go backwards ({time!r} after "
                 f"{self.times[-1]!r}); a trace must be sorted by arrival"
             )
+        if time < 0 or not math.isfinite(time):
+            raise DataFormatError(f"{where}: column {time_col!r}: {time!r} is not a time >= 0")
         tokens_in, tokens_out = (_length(f"{where}: column {col!r}", v) for col, v in lengths)
         self.times.append(time)
         self.inputs.append(tokens_in)
