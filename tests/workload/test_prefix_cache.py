@@ -2,10 +2,13 @@ from pathlib import Path
 
 import pytest
 
-from servecap.workload.prefix_cache import implied_hit_rate
+from servecap.core.errors import UserInputError
+from servecap.workload.prefix_cache import implied_hit_rate, trace_hit_rate
 from servecap.workload.traces import read_trace
 
-MOONCAKE = Path(__file__).parent.parent / "data" / "traces" / "mooncake-conversation-head2000.jsonl"
+DATA = Path(__file__).parent.parent / "data" / "traces"
+MOONCAKE = DATA / "mooncake-conversation-head2000.jsonl"
+AZURE = DATA / "azure-llm-2023-conv-head2000.csv"
 
 
 def test_hits_are_the_cached_leading_run_in_tokens():
@@ -44,6 +47,17 @@ def test_mooncake_slice_reuses_a_large_share():
         (trace.block_ids(i) for i in range(len(trace))), trace.input_tokens, cache_blocks=100
     )
     assert bounded.hit_tokens < rate.hit_tokens
+
+
+def test_trace_hit_rate_matches_and_needs_block_ids():
+    trace = read_trace(MOONCAKE).window(0.0, 60.0)
+    direct = implied_hit_rate(
+        [trace.block_ids(i).tolist() for i in range(len(trace))], trace.input_tokens.tolist()
+    )
+    assert trace_hit_rate(trace) == direct
+    assert trace_hit_rate(trace, granularity=16).hit_tokens <= direct.hit_tokens
+    with pytest.raises(UserInputError, match="no prefix block ids"):
+        trace_hit_rate(read_trace(AZURE))
 
 
 def test_empty_and_mismatched_inputs():

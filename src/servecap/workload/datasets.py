@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from servecap.core.errors import DataFormatError, UserInputError
+from servecap.workload.files import gc_paused, read_text
 
 FORMATS: tuple[str, ...] = ("prompt", "openai", "sharegpt")
 _KEY_OF = {"prompt": "prompt", "openai": "messages", "sharegpt": "conversations"}
@@ -39,6 +40,7 @@ _SHAREGPT_ROLES = {
     "assistant": "assistant", "bard": "assistant", "bing": "assistant", "model": "assistant",
     "system": "system",
 }  # fmt: skip
+_decode = json.JSONDecoder().decode  # json.loads minus its per-call type checks
 _CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
 
 
@@ -102,29 +104,18 @@ def read_dataset(path: str | Path, fmt: str = "auto") -> Dataset:
         )
     rows: list[DatasetRow] = []
     skipped = 0
-    for where, item in _items(name, _text(name)):
-        if fmt == "auto":
-            fmt = _detect(where, item)
-        row = _parse(where, item, fmt)
-        if row is None:
-            skipped += 1
-        else:
-            rows.append(row)
+    with gc_paused():
+        for where, item in _items(name, read_text(name, "dataset")):
+            if fmt == "auto":
+                fmt = _detect(where, item)
+            row = _parse(where, item, fmt)
+            if row is None:
+                skipped += 1
+            else:
+                rows.append(row)
     if not rows:
         raise DataFormatError(f"{name}: the dataset has no usable rows")
     return Dataset(name, fmt, tuple(rows), skipped)
-
-
-def _text(name: str) -> str:
-    try:
-        data = Path(name).read_bytes()
-    except OSError as exc:
-        raise UserInputError(f"{name}: cannot read the dataset: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise DataFormatError(f"{name}:{line}: not UTF-8 text (a binary file?)") from None
 
 
 def _items(name: str, text: str) -> Iterator[tuple[str, dict[str, object]]]:
@@ -143,7 +134,7 @@ def _items(name: str, text: str) -> Iterator[tuple[str, dict[str, object]]]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = _decode(line)
         except json.JSONDecodeError as exc:
             raise DataFormatError(
                 f"{name}:{number}: column {exc.colno}: not JSON ({exc.msg})"

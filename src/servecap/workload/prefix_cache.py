@@ -12,6 +12,8 @@ Contract:
 - `cache_blocks` bounds the cache (LRU over chained blocks; None = unbounded), for a server
   whose KV budget evicts. `granularity` floors each request's hit to a multiple of the
   server's own block size (vLLM caches only full blocks of e.g. 16 tokens).
+- `trace_hit_rate(trace)` does the same over a `Trace`'s rows (the function a replay test
+  compares with the server's `/metrics`).
 - A request's hit is capped at its prompt length minus one token: an engine computes at
   least the last prompt token itself to produce the first output token (vLLM does).
 """
@@ -23,6 +25,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from servecap.core.errors import UserInputError
+from servecap.workload.traces import MOONCAKE_BLOCK_TOKENS, Trace
 
 BLOCK_TOKENS = 512
 
@@ -94,3 +99,18 @@ def implied_hit_rate(
         requests += 1
         cache.insert(keys)
     return HitRate(queries, hits, requests)
+
+
+def trace_hit_rate(
+    trace: Trace, *, cache_blocks: int | None = None, granularity: int = 1
+) -> HitRate:
+    """`implied_hit_rate` over every row of a trace with block ids (Mooncake)."""
+    if not trace.has_blocks:
+        raise UserInputError(f"{trace.path}: a {trace.format} trace has no prefix block ids")
+    return implied_hit_rate(
+        (trace.block_ids(i) for i in range(len(trace))),
+        trace.input_tokens.tolist(),
+        block_tokens=MOONCAKE_BLOCK_TOKENS,
+        cache_blocks=cache_blocks,
+        granularity=granularity,
+    )

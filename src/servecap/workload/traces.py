@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from servecap.core.errors import DataFormatError, UserInputError
+from servecap.workload.files import gc_paused, read_text
 
 FORMATS: tuple[str, ...] = ("mooncake", "azure", "burstgpt")
 # Column names per format: (time, input length, output length).
@@ -118,28 +119,16 @@ def read_trace(path: str | Path, fmt: str = "auto") -> Trace:
         raise UserInputError(
             f"--trace-format {fmt!r}: expected auto or one of {', '.join(FORMATS)}"
         )
-    lines = _lines(name)
+    lines = read_text(name, "trace").splitlines()
     first = next((line for line in lines if line.strip()), None)
     if first is None:
         raise DataFormatError(f"{name}: the trace is empty")
     if fmt == "auto":
         fmt = _detect(name, first)
-    if fmt == "mooncake":
-        return _read_mooncake(name, lines)
-    return _read_csv(name, lines, fmt)
-
-
-def _lines(name: str) -> list[str]:
-    try:
-        data = Path(name).read_bytes()
-    except OSError as exc:
-        raise UserInputError(f"{name}: cannot read the trace: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise DataFormatError(f"{name}:{line}: not UTF-8 text (a binary file?)") from None
-    return text.splitlines()
+    with gc_paused():
+        if fmt == "mooncake":
+            return _read_mooncake(name, lines)
+        return _read_csv(name, lines, fmt)
 
 
 def _detect(name: str, first: str) -> str:
