@@ -134,3 +134,11 @@ def test_dataset_source_uses_row_lengths_else_the_runs(tmp_path):
     assert requests["xyz"].max_tokens == 64 and requests["xyz"].input_tokens == 1
     assert {source.request(i).text for i in range(2, 40)} == {"abcdefgh", "xyz"}
     assert source.request(30) == DatasetSource(read_dataset(path), 64, seed=0).request(30)
+
+
+def test_dataset_source_follows_the_datasets_seeded_order(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(f'{{"prompt": "p{i}"}}\n' for i in range(30)))
+    data = read_dataset(path)
+    source = DatasetSource(data, max_tokens=8, seed=5)
+    assert [source.request(i).text for i in range(30)] == [r.prompt for r in data.sample(30, 5)]

@@ -21,11 +21,9 @@ from typing import Literal
 import numpy as np
 
 from servecap.core.errors import UserInputError
-from servecap.workload.traces import read_trace
+from servecap.workload.traces import MAX_TOKENS, read_trace
 
 Role = Literal["input", "output"]
-# A bound far past any context window; a spec above it is a typo, not a workload.
-MAX_TOKENS = 10_000_000
 FORMS = "N, uniform:LO:HI, normal:MEAN:SD, lognormal:MEDIAN:SIGMA or trace:FILE"
 
 

@@ -14,8 +14,9 @@ Contract:
   drawn from `numpy.random.default_rng([seed, i])`; with `SharedPrefixes` the prompt is the
   group's system prompt plus `input_tokens` of its own (vLLM's `--random-prefix-len`
   convention: the prefix comes on top). With a tokenizer, the body is cut to exact tokens.
-- `DatasetSource`: rows in `Dataset.sample` order (distinct, then with replacement), each
-  row's own `max_tokens` if it has one, else the run's.
+- `DatasetSource`: rows in `Dataset.sample` order while they last (the same seeded
+  permutation), then drawn with replacement per index; each row's own `max_tokens` if it
+  has one, else the run's.
 - `TraceSource`: row i at its offset, asking for its recorded output length, with a prompt
   of its recorded input length; Mooncake block ids become shared block text (what they
   share is computed by `prefix_cache.implied_hit_rate`, so `prefix_tokens` stays 0).
@@ -30,7 +31,7 @@ import numpy as np
 from servecap.workload.datasets import Dataset, Message
 from servecap.workload.lengths import LengthDist
 from servecap.workload.prompts import CHARS_PER_TOKEN
-from servecap.workload.text import SharedPrefixes, blocks_text, request_text
+from servecap.workload.text import SharedPrefixes, blocks_text, pool, request_text
 from servecap.workload.tokenize import ExactTokens
 from servecap.workload.traces import Trace
 
@@ -84,6 +85,7 @@ class SyntheticSource(_Walk):
         tokenizer: ExactTokens | None = None,
     ) -> None:
         super().__init__()
+        pool()  # built once, here: not on the first request's send path
         self._inputs, self._outputs = input_tokens, output_tokens
         self._seed, self._prefixes, self._tok = seed, prefixes, tokenizer
 
@@ -132,6 +134,7 @@ class TraceSource(_Walk):
 
     def __init__(self, trace: Trace, *, seed: int = 0, tokenizer: ExactTokens | None = None):
         super().__init__()
+        pool()
         self._trace, self._seed, self._tok = trace, seed, tokenizer
         self.size = len(trace)
 

@@ -43,6 +43,8 @@ CSV_COLUMNS: dict[str, tuple[str, str, str]] = {
 }
 MOONCAKE_KEYS: tuple[str, ...] = ("timestamp", "input_length", "output_length", "hash_ids")
 MOONCAKE_BLOCK_TOKENS = 512
+# Far past any context window: a longer row is corrupt, and its prompt would not fit memory.
+MAX_TOKENS = 10_000_000
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -197,8 +199,8 @@ def _length(where: str, value: object) -> int:
             raise ValueError
     except (ValueError, TypeError, OverflowError):
         raise DataFormatError(f"{where}: {value!r} is not a whole number of tokens") from None
-    if number < 1:
-        raise DataFormatError(f"{where}: a length must be >= 1 token, got {value!r}")
+    if not 1 <= number <= MAX_TOKENS:
+        raise DataFormatError(f"{where}: a length must be 1..{MAX_TOKENS} tokens, got {value!r}")
     return int(number)
 
 
