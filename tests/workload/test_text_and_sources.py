@@ -142,3 +142,17 @@ def test_dataset_source_follows_the_datasets_seeded_order(tmp_path):
     data = read_dataset(path)
     source = DatasetSource(data, max_tokens=8, seed=5)
     assert [source.request(i).text for i in range(30)] == [r.prompt for r in data.sample(30, 5)]
+
+
+def test_every_source_is_a_request_builder(tmp_path):
+    from servecap.workload.sources import RequestBuilder
+
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"prompt": "a"}\n')
+    builders: list[RequestBuilder] = [
+        SyntheticSource(parse_length_spec("4"), parse_length_spec("4", "output")),
+        DatasetSource(read_dataset(path), 4),
+        TraceSource(read_trace(AZURE)),
+    ]
+    for builder in builders:
+        assert builder.next_request().index == 0 and builder.next_request().index == 1

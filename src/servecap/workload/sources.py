@@ -25,6 +25,7 @@ Contract:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -51,6 +52,16 @@ class PlannedRequest:
     def text(self) -> str:
         """The whole prompt as one text (what a completions request sends)."""
         return "".join(m.content for m in self.messages)
+
+
+class RequestBuilder(Protocol):
+    """What every source here offers a scheduler (issue 12's request-source seam)."""
+
+    size: int | None
+
+    def request(self, index: int) -> PlannedRequest: ...
+
+    def next_request(self) -> PlannedRequest: ...
 
 
 class _Walk:
