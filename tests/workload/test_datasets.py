@@ -116,3 +116,12 @@ def test_unknown_format_binary_and_missing_files(tmp_path):
     path.write_bytes(b'{"prompt": "a"}\n\x89PNG\xff\n')
     with pytest.raises(DataFormatError, match=r"bin\.jsonl:2: not UTF-8"):
         read_dataset(path)
+
+
+def test_json_lines_with_indent_or_trailing_data(tmp_path):
+    data = read_dataset(jsonl(tmp_path, ['   {"prompt": "a"}   ', {"prompt": "b"}]))
+    assert [r.prompt for r in data.rows] == ["a", "b"]
+    with pytest.raises(DataFormatError, match=r"d\.jsonl:1: column 17: not JSON \(data after"):
+        read_dataset(jsonl(tmp_path, ['{"prompt": "a"} {"prompt": "b"}']))
+    with pytest.raises(DataFormatError, match=r"d\.jsonl:1: column 5: not JSON"):
+        read_dataset(jsonl(tmp_path, ["  {oops"]))

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from servecap.core.errors import DataFormatError, UserInputError
-from servecap.workload.files import gc_paused, read_text
+from servecap.workload.files import gc_paused, json_line, read_text
 
 FORMATS: tuple[str, ...] = ("prompt", "openai", "sharegpt")
 _KEY_OF = {"prompt": "prompt", "openai": "messages", "sharegpt": "conversations"}
@@ -40,7 +40,6 @@ _SHAREGPT_ROLES = {
     "assistant": "assistant", "bard": "assistant", "bing": "assistant", "model": "assistant",
     "system": "system",
 }  # fmt: skip
-_decode = json.JSONDecoder().decode  # json.loads minus its per-call type checks
 _CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
 
 
@@ -133,13 +132,8 @@ def _items(name: str, text: str) -> Iterator[tuple[str, dict[str, object]]]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            item = _decode(line)
-        except json.JSONDecodeError as exc:
-            raise DataFormatError(
-                f"{name}:{number}: column {exc.colno}: not JSON ({exc.msg})"
-            ) from None
-        yield _object(f"{name}:{number}", item)
+        where = f"{name}:{number}"
+        yield _object(where, json_line(where, line))
 
 
 def _object(where: str, item: object) -> tuple[str, dict[str, object]]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -33,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from servecap.core.errors import DataFormatError, UserInputError
-from servecap.workload.files import gc_paused, read_text
+from servecap.workload.files import gc_paused, json_line, read_text
 
 FORMATS: tuple[str, ...] = ("mooncake", "azure", "burstgpt")
 # Column names per format: (time, input length, output length).
@@ -232,10 +231,7 @@ def _read_mooncake(name: str, lines: list[str]) -> Trace:
 
 
 def _json_row(where: str, line: str) -> dict[str, object]:
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise DataFormatError(f"{where}: column {exc.colno}: not JSON ({exc.msg})") from None
+    row = json_line(where, line)
     if not isinstance(row, dict):
         raise DataFormatError(f"{where}: expected a JSON object, got {type(row).__name__}")
     return row
