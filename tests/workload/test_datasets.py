@@ -123,5 +123,5 @@ def test_json_lines_with_indent_or_trailing_data(tmp_path):
     assert [r.prompt for r in data.rows] == ["a", "b"]
     with pytest.raises(DataFormatError, match=r"d\.jsonl:1: column 17: not JSON \(data after"):
         read_dataset(jsonl(tmp_path, ['{"prompt": "a"} {"prompt": "b"}']))
-    with pytest.raises(DataFormatError, match=r"d\.jsonl:1: column 5: not JSON"):
-        read_dataset(jsonl(tmp_path, ["  {oops"]))
+    with pytest.raises(DataFormatError, match=r"d\.jsonl:1: column 4: not JSON"):
+        read_dataset(jsonl(tmp_path, ["  {oops"]))  # the o, after two spaces and a brace
