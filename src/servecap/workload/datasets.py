@@ -27,6 +27,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -43,9 +44,8 @@ _SHAREGPT_ROLES = {
 _CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
-    """One chat turn."""
+class Message(NamedTuple):
+    """One chat turn (a tuple: cheaper to build than a frozen dataclass, 400k per load)."""
 
     role: str
     content: str
@@ -207,22 +207,36 @@ def _content(where: str, message: dict[str, object]) -> str:
 
 
 def _sharegpt(where: str, turns: object, tokens: int | None) -> DatasetRow | None:
-    column = f"{where}: column 'conversations'"
     if not isinstance(turns, list):
-        raise DataFormatError(f"{column}: expected a list of turns")
+        raise DataFormatError(f"{where}: column 'conversations': expected a list of turns")
     messages = []
-    for i, turn in enumerate(turns):
-        if not isinstance(turn, dict) or not isinstance(turn.get("value"), str):
-            raise DataFormatError(f"{column}[{i}]: expected {{'from': ..., 'value': text}}")
-        role = _SHAREGPT_ROLES.get(str(turn.get("from", "")).lower())
-        if role is None:
-            raise DataFormatError(
-                f"{column}[{i}]: 'from' {turn.get('from')!r} is not one of "
-                f"{', '.join(sorted(_SHAREGPT_ROLES))}"
-            )
-        messages.append(Message(role, str(turn["value"])))
+    for turn in turns:
+        # The fast path of a hot loop (ShareGPT rows hold many turns); any doubt goes to
+        # _bad_turn, which finds the turn at fault and says what is wrong with it.
+        try:
+            role, value = _SHAREGPT_ROLES[turn["from"].lower()], turn["value"]
+        except (KeyError, TypeError, AttributeError):
+            raise _bad_turn(where, turns) from None
+        if type(value) is not str:
+            raise _bad_turn(where, turns)
+        messages.append(Message(role, value))
     first = next((i for i, m in enumerate(messages) if m.role == "user" and m.content), None)
     if first is None:
         return None
     system = tuple(m for m in messages[:first] if m.role == "system")
     return DatasetRow((*system, messages[first]), tokens, tuple(messages[first + 1 :]))
+
+
+def _bad_turn(where: str, turns: list[object]) -> DataFormatError:
+    """The error for the first malformed turn of a ShareGPT conversation."""
+    column = f"{where}: column 'conversations'"
+    for i, turn in enumerate(turns):
+        if not isinstance(turn, dict) or not isinstance(turn.get("value"), str):
+            return DataFormatError(f"{column}[{i}]: expected {{'from': ..., 'value': text}}")
+        speaker = turn.get("from")
+        if not isinstance(speaker, str) or speaker.lower() not in _SHAREGPT_ROLES:
+            return DataFormatError(
+                f"{column}[{i}]: 'from' {speaker!r} is not one of "
+                f"{', '.join(sorted(_SHAREGPT_ROLES))}"
+            )
+    return DataFormatError(f"{column}: malformed turns")
