@@ -27,3 +27,15 @@ def test_empty_gives_none():
 def test_small_samples_warn():
     assert any("P90" in w for w in small_sample_warnings(5))
     assert small_sample_warnings(200) == []
+
+
+def test_too_few_samples_rule_is_20_for_p90_and_200_for_p99():
+    def stats(n):
+        return [w.split()[0] for w in small_sample_warnings(n)]
+
+    assert stats(19) == ["P90", "P99"]
+    assert stats(20) == ["P99"]
+    assert stats(199) == ["P99"]
+    assert stats(200) == []
+    assert stats(0) == []
+    assert "19 successful requests" in small_sample_warnings(19)[0]

@@ -21,6 +21,7 @@ from pydantic import (
 from servecap.core.config import SLO
 from servecap.core.level_key import LevelKey, key_fields
 from servecap.core.summary import LevelSummary
+from servecap.stats.response_time import users_for_concurrency
 
 
 class LevelVerdict(BaseModel):
@@ -96,9 +97,7 @@ def judge_level(level: LevelSummary, slo: SLO) -> LevelVerdict:
 
 def users_by_littles_law(c_max: int, latency_mean_s: float, think_time_s: float) -> int:
     """Users served: each user holds a stream for L and thinks for T between requests."""
-    if latency_mean_s <= 0:
-        raise ValueError("mean latency must be positive")
-    return round(c_max * (1.0 + think_time_s / latency_mean_s))
+    return round(users_for_concurrency(c_max, latency_mean_s, think_time_s))
 
 
 def plan_levels(levels: Sequence[LevelSummary], slo: SLO) -> CapacityPlan:

@@ -12,8 +12,9 @@ import numpy as np
 
 STAT_QUANTILES: dict[str, float] = {"p50": 50.0, "p90": 90.0, "p99": 99.0}
 
-# Fewer samples than this and a percentile is mostly the extreme sample; warn the reader.
-MIN_SAMPLES: dict[str, int] = {"p50": 1, "p90": 10, "p99": 100}
+# Fewer successful requests than this and a tail percentile rests on a handful of extreme
+# samples (P90 of 20, like P99 of 200, interpolates the 2nd- and 3rd-worst): warn the reader.
+MIN_SAMPLES: dict[str, int] = {"p50": 1, "p90": 20, "p99": 200}
 
 
 def tail_quantile(stat: str, higher_is_better: bool) -> float:
@@ -35,9 +36,12 @@ def describe(
 
 
 def small_sample_warnings(n: int) -> list[str]:
-    """Warnings for the percentiles that `n` samples cannot support."""
+    """Warnings for the percentiles that `n` successful requests cannot support.
+
+    No warning for n = 0: a level without successes has no percentiles to doubt.
+    """
     return [
-        f"{stat.upper()} from only {n} samples (want >= {need})"
+        f"{stat.upper()} from only {n} successful requests (want >= {need})"
         for stat, need in MIN_SAMPLES.items()
         if 0 < n < need
     ]
