@@ -7,6 +7,7 @@ from servecap.stats.capacity import users_by_littles_law
 from servecap.stats.response_time import (
     check_law,
     concurrency_for_users,
+    concurrency_quantile,
     mean_concurrency,
     relative_error,
     throughput,
@@ -84,3 +85,30 @@ def test_errors_and_signs():
 def test_impossible_inputs_raise(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_concurrency_quantile_is_binomial():
+    # N = 2, p = 1/2: P(0) = 1/4, P(<=1) = 3/4.
+    assert [concurrency_quantile(2, 1.0, 1.0, q) for q in (0.2, 0.5, 0.8)] == [0, 1, 2]
+    assert concurrency_quantile(10, 1.0, 0.0, 0.9) == 10  # no thinking: always all in flight
+    assert concurrency_quantile(0, 1.0, 1.0, 0.9) == 0
+    assert concurrency_quantile(400, 5.0, 45.0, 0.5) == 40
+    assert concurrency_quantile(400, 5.0, 45.0, 0.9) == 48  # the tail a P90 SLO meets
+    with pytest.raises(ValueError):
+        concurrency_quantile(10, 1.0, 1.0, 1.0)
+
+
+def test_concurrency_quantile_matches_a_simulated_population():
+    # 200 users, exponential think mean 9 s, fixed 1 s service, no queueing: sample the
+    # in-flight count on a grid and compare its 90th percentile with Binomial(200, 0.1).
+    rng = np.random.default_rng(4)
+    horizon, step = 5_000.0, 0.5
+    grid = np.zeros(int(horizon / step))
+    for _ in range(200):
+        t = 0.0
+        while t < horizon:
+            t += rng.exponential(9.0)
+            lo, hi = int(np.ceil(t / step)), int(np.ceil((t + 1.0) / step))
+            grid[lo:min(hi, grid.size)] += 1
+            t += 1.0
+    assert np.percentile(grid, 90) == pytest.approx(concurrency_quantile(200, 1.0, 9.0, 0.9), abs=1)

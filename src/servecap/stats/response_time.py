@@ -60,6 +60,33 @@ def users_for_concurrency(concurrency: float, response_s: float, think_s: float)
     return users_for_throughput(concurrency / response_s, response_s, think_s)
 
 
+def concurrency_quantile(users: int, response_s: float, think_s: float, q: float) -> int:
+    """The q-quantile (0 < q < 1) of the in-flight count N users keep, if nothing queues.
+
+    Each of N independent users is in a request a fraction p = R / (R + Z) of the time, so
+    the in-flight count is Binomial(N, p) (exact for a server that never queues, whatever the
+    think-time and latency distributions). Its spread is why N users at mean concurrency
+    C_max push the P90 tail past what a steady C_max showed: at N = 400, p = 0.1 the mean is
+    40 but the 90th percentile is 48.
+    """
+    if users < 0 or not 0.0 < q < 1.0:
+        raise ValueError(f"need users >= 0 and 0 < q < 1, got users={users}, q={q}")
+    p = concurrency_for_users(users, response_s, think_s) / users if users else 0.0
+    if p <= 0.0 or p >= 1.0:
+        return round(p * users)
+    log_p, log_1p = math.log(p), math.log1p(-p)
+    total = 0.0
+    for k in range(users + 1):
+        log_pmf = (
+            math.lgamma(users + 1) - math.lgamma(k + 1) - math.lgamma(users - k + 1)
+            + k * log_p + (users - k) * log_1p
+        )
+        total += math.exp(log_pmf)
+        if total >= q:
+            return k
+    return users
+
+
 @dataclass(frozen=True, slots=True)
 class LawCheck:
     """A sessions level's measured concurrency held against the law's prediction."""
