@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 
 from servecap.stats import bootstrap
-from servecap.stats.bootstrap import METHOD, bootstrap_interval, bootstrap_intervals
+from servecap.stats.bootstrap import (
+    METHOD,
+    bootstrap_interval,
+    bootstrap_intervals,
+    metric_intervals,
+)
 from servecap.stats.percentiles import describe
 
 Z90 = 1.2815515655446004  # standard normal 90th percentile
@@ -100,3 +105,14 @@ def test_bad_arguments_raise(kwargs):
 def test_non_finite_values_raise():
     with pytest.raises(ValueError, match="finite"):
         bootstrap_interval([1.0, float("nan")])
+
+
+def test_metric_intervals_per_level():
+    rng = np.random.default_rng(12)
+    ttft = rng.lognormal(5.0, 0.4, 300)
+    tps = rng.normal(40.0, 5.0, 300)
+    out = metric_intervals({"ttft": ttft, "tps": tps, "latency": []}, higher_is_better={"tps"})
+    assert set(out) == {"ttft", "tps", "latency"} and out["latency"] == {"mean": None, "p90": None}
+    assert out["tps"]["p90"] == bootstrap_interval(tps, "p90", higher_is_better=True)
+    assert out["tps"]["p90"].estimate < out["tps"]["mean"].estimate  # low tail for TPS
+    assert out["ttft"]["p90"].estimate > out["ttft"]["mean"].estimate

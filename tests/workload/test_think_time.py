@@ -52,6 +52,8 @@ def test_seeded_sequences_repeat():
 def test_spec_text_is_normalised():
     assert str(parse_think_time(" EXP:45 ")) == "exp:45"
     assert str(parse_think_time("uniform:1.5:3")) == "uniform:1.5:3"
+    for spec in ("exp:45.123456789", "lognormal:0.1:0.35", "fixed:1e-7"):
+        assert parse_think_time(str(parse_think_time(spec))) == parse_think_time(spec)
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ take a fraction of a second and bounded memory.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -172,3 +172,30 @@ def bootstrap_interval(
         resamples=resamples,
         seed=seed,
     )[stat]
+
+
+def metric_intervals(
+    values_by_metric: Mapping[str, Sequence[float] | np.ndarray],
+    higher_is_better: Collection[str] = (),
+    stats: Sequence[str] = ("mean", "p90"),
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> dict[str, dict[str, Interval | None]]:
+    """One level's intervals: `{metric: {stat: Interval | None}}` (e.g. ttft, tps, latency).
+
+    Every metric uses the same `seed`, so metrics measured on the same requests are resampled
+    by the same request indices (paired); a metric with fewer values draws its own.
+    """
+    return {
+        metric: bootstrap_intervals(
+            values,
+            stats,
+            higher_is_better=metric in higher_is_better,
+            confidence=confidence,
+            resamples=resamples,
+            seed=seed,
+        )
+        for metric, values in values_by_metric.items()
+    }

@@ -70,7 +70,7 @@ class ThinkTime:
         return self.params[0]
 
     def __str__(self) -> str:
-        return ":".join([self.kind, *(f"{p:g}" for p in self.params)])
+        return ":".join([self.kind, *map(_format, self.params)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +90,11 @@ class TurnCount:
 
     def __str__(self) -> str:
         return str(self.low) if self.low == self.high else f"uniform:{self.low}:{self.high}"
+
+
+def _format(value: float) -> str:
+    """Shortest text that reads back as `value` (45, not 45.0; 0.1, not 0.10000000000000001)."""
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 def _number(raw: str, spec: str, name: str) -> float:
