@@ -185,3 +185,5 @@ def test_bad_plans_raise(kw):
 def test_user_built_alone_matches_build_users_without_dataset():
     p = plan()
     assert run_turns(VirtualUser(2, p), 5) == run_turns(build_users(p)[2], 5)
+    with pytest.raises(ValueError):
+        VirtualUser(4, p)

@@ -95,6 +95,8 @@ class VirtualUser:
     """One user's conversations, turn by turn."""
 
     def __init__(self, user: int, plan: SessionPlan, order: Sequence[int] = ()) -> None:
+        if not 0 <= user < plan.users:
+            raise ValueError(f"user {user} is not one of the plan's {plan.users} users")
         self.user = user
         self.start_offset_s = plan.ramp_s * user / plan.users  # as in start_offsets
         self._plan = plan
