@@ -1,13 +1,21 @@
-"""A request that meets a pooled connection the server has already given up is sent again on
-another one; a request that fails on a new connection is not (a raw server on loopback)."""
+"""The reconnect rule: a request is written only to a connection that was open just before,
+and once written it is never sent again. A pooled connection the server already closed
+(llama-server: keep-alive advertised, closed after each stream) is skipped and counted in
+`reconnects`; a server that reads a request and hangs up is a failure, sent once.
+Raw servers on loopback, so each test controls exactly when the server closes."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from types import SimpleNamespace
 
 from servecap.client.http import StreamingClient, make_session
+from servecap.client.pool import peer_closed
 from servecap.core.config import ClientOptions
 from servecap.core.records import RequestRecord
 from servecap.workload.source import builtin_source
@@ -23,14 +31,20 @@ RESPONSE = (
 )
 
 
-class StaleServer:
-    """Answers one request per connection; a second request on the same connection is
-    dropped unanswered (the connection had been given up: llama-server's habit). With
-    ``answer=False`` it drops every request, even the first on a new connection."""
+class RawServer:
+    """Counts every request it read in full (`received`). `close_after_answer`: llama-server's
+    habit, the answer and the FIN in one segment; `drop_reused`: a second request on one
+    connection is read and then dropped unanswered (a server fault); `answer=False`: every
+    request is read and dropped."""
 
-    def __init__(self, answer: bool = True) -> None:
+    def __init__(self, close_after_answer: bool = False, drop_reused: bool = False,
+                 answer: bool = True, close_delay_s: float = 0.0) -> None:
+        self.close_after_answer = close_after_answer
+        self.close_delay_s = close_delay_s
+        self.drop_reused = drop_reused
         self.answer = answer
         self.connections = 0
+        self.received = 0
         self.answered = 0
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -45,26 +59,58 @@ class StaleServer:
                     if line.lower().startswith(b"content-length:")
                 )
                 await reader.readexactly(length)
-                if not (first and self.answer):
+                self.received += 1
+                if not self.answer or (self.drop_reused and not first):
                     return  # closes without a byte of response
                 first = False
-                writer.write(RESPONSE)
+                self._answer(writer)
                 await writer.drain()
-                self.answered += 1
+                if self.close_after_answer:
+                    await asyncio.sleep(self.close_delay_s)
+                    return
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
             writer.close()
 
+    def _answer(self, writer: asyncio.StreamWriter) -> None:
+        self.answered += 1
+        if not self.close_after_answer or self.close_delay_s:
+            writer.write(RESPONSE)
+            return
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)  # data and FIN together
+        writer.write(RESPONSE)
+        writer.write_eof()
+
 
 @asynccontextmanager
-async def serving(server: StaleServer) -> AsyncIterator[ClientOptions]:
-    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+async def serving(server: RawServer) -> AsyncIterator[ClientOptions]:
+    """The server on its own event loop in a thread, so it closes on its own schedule
+    even while the client's loop is blocked."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    start = asyncio.start_server(server.handle, "127.0.0.1", 0)
+    listener = asyncio.run_coroutine_threadsafe(start, loop).result(5)
     port = listener.sockets[0].getsockname()[1]
     try:
         yield ClientOptions(base_url=f"http://127.0.0.1:{port}/v1", timeout_s=10)
     finally:
-        listener.close()
+        asyncio.run_coroutine_threadsafe(_shut(listener), loop).result(5)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()
+
+
+async def _shut(listener: asyncio.Server) -> None:
+    """Close the listener and end every connection handler still running."""
+    listener.close()
+    current = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks() if t is not current]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _send(client: StreamingClient, index: int) -> RequestRecord:
@@ -73,24 +119,75 @@ async def _send(client: StreamingClient, index: int) -> RequestRecord:
     return record
 
 
-async def test_stale_pooled_connections_are_skipped_until_a_new_one_answers() -> None:
-    server = StaleServer()
+async def test_connections_closed_after_each_stream_are_skipped_before_writing() -> None:
+    server = RawServer(close_after_answer=True, close_delay_s=0.02)
     async with serving(server) as options, make_session(options, 4, {}) as session:
         client = StreamingClient(session, options, "m", "chat", 1)
         warm = await asyncio.gather(*[_send(client, i) for i in range(4)])
-        assert [r.status for r in warm] == ["ok"] * 4  # four pooled connections, all stale now
+        assert [r.status for r in warm] == ["ok"] * 4  # four pooled connections
+        # The server closes 20 ms after answering. This event loop is blocked meanwhile,
+        # so aiohttp never saw the FINs and holds all four as open: only a poll of each
+        # socket tells, before anything is written.
+        time.sleep(0.2)
         record = await _send(client, 4)
     assert record.status == "ok", (record.reason, record.detail)
-    assert record.reconnects >= 3  # more stale connections in a row than the old limit of 2
-    assert server.answered == 5
-    assert server.connections == 5  # the last attempt went out on a new connection
+    assert record.reconnects == 4  # each stale connection skipped, none written to
+    assert server.received == 5 == server.connections  # one request per connection, no resend
+
+
+async def test_a_closed_loop_against_close_after_each_stream_runs_clean() -> None:
+    server = RawServer(close_after_answer=True)
+    async with serving(server) as options, make_session(options, 2, {}) as session:
+        client = StreamingClient(session, options, "m", "chat", 1)
+
+        async def stream(index: int) -> list[RequestRecord]:
+            return [await _send(client, index) for _ in range(10)]
+
+        records = [r for rs in await asyncio.gather(stream(0), stream(1)) for r in rs]
+    assert [r.status for r in records] == ["ok"] * 20, {r.reason for r in records}
+    assert server.received == 20  # the server read exactly the requests recorded
+
+
+async def test_a_request_the_server_read_and_dropped_is_not_sent_again() -> None:
+    server = RawServer(drop_reused=True)
+    async with serving(server) as options, make_session(options, 1, {}) as session:
+        client = StreamingClient(session, options, "m", "chat", 1)
+        first = await _send(client, 0)
+        second = await _send(client, 0)  # on the reused connection, which is open
+    assert first.status == "ok"
+    assert (second.status, second.reason) == ("failed", "server_disconnected")
+    assert second.reconnects == 0
+    assert server.received == 2 == server.connections + 1  # sent once: never retried
 
 
 async def test_a_failure_on_a_new_connection_is_final() -> None:
-    server = StaleServer(answer=False)
+    server = RawServer(answer=False)
     async with serving(server) as options, make_session(options, 1, {}) as session:
         client = StreamingClient(session, options, "m", "chat", 1)
         record = await _send(client, 0)
     assert record.status != "ok"
     assert record.reconnects == 0
-    assert server.connections == 1  # sent once: a server fault is never retried
+    assert server.connections == 1 == server.received  # sent once: never retried
+
+
+async def test_peer_closed_polls_the_socket_not_the_event_loop() -> None:
+    closed = asyncio.Event()
+
+    async def close_at_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+        closed.set()
+
+    async def keep_open(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await closed.wait()  # open until the test ends
+
+    for handler, expected in ((close_at_once, True), (keep_open, False)):
+        listener = await asyncio.start_server(handler, "127.0.0.1", 0)
+        port = listener.sockets[0].getsockname()[1]
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        await asyncio.sleep(0.05)  # the server side ran (and closed, or not)
+        time.sleep(0.05)
+        held = SimpleNamespace(transport=writer.transport)  # as aiohttp's pooled protocol
+        assert peer_closed(held) is expected
+        writer.close()
+        closed.set()
+        listener.close()

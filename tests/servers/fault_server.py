@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -209,6 +210,33 @@ async def reasoning_only(request: web.Request) -> web.StreamResponse:
     return await finish(response, chunk(finish="length"), usage_chunk(TOKENS), DONE)
 
 
+async def drop_after_read(request: web.Request) -> web.StreamResponse:
+    """Reads the whole request, then closes the connection without a byte of answer: a
+    server fault, never to be sent again by the client (it reached the server)."""
+    assert request.transport is not None
+    request.transport.close()
+    return web.Response()
+
+
+async def ok_then_close(request: web.Request) -> web.StreamResponse:
+    """llama-server's habit: keep-alive advertised, the connection closed after the stream.
+    The last bytes and the FIN leave in one segment (TCP_CORK, then shutdown), as a server
+    that closes right after writing sends them, so the client sees the close with the data."""
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Connection": "keep-alive"}
+    )
+    await response.prepare(request)
+    await write_tokens(response, TOKENS)
+    transport = request.transport
+    assert transport is not None
+    sock = transport.get_extra_info("socket")
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+    await finish(response, chunk(finish="stop"), usage_chunk(TOKENS), DONE)
+    transport.write_eof()
+    transport.close()
+    return response
+
+
 async def tool_call_only(request: web.Request) -> web.StreamResponse:
     response = await open_stream(request)
     await response.write(chunk({"role": "assistant"}))
@@ -249,6 +277,8 @@ FAULTS: dict[str, Fault] = {
     "zero_tokens": zero_tokens,
     "reasoning_only": reasoning_only,
     "tool_call_only": tool_call_only,
+    "drop_after_read": drop_after_read,
+    "ok_then_close": ok_then_close,
 }
 
 
@@ -262,10 +292,13 @@ class FaultServer:
     version: dict[str, Any] | None = None  # served at /version when set
     completions: int = 0
     seen_headers: list[dict[str, str]] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)  # the fault of each request read, in order
 
     def next_fault(self) -> Fault:
+        """Called once a completion request was read in full: it counts as received."""
         self.completions += 1
         name = self.queue.pop(0) if self.queue else self.default
+        self.log.append(name)
         return FAULTS[name]
 
     def app(self) -> web.Application:

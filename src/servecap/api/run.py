@@ -10,15 +10,12 @@ request it recorded.
 from __future__ import annotations
 
 import asyncio
-import base64
 import itertools
-import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from servecap import __version__
 from servecap.api.loop import loop_factory
@@ -31,12 +28,14 @@ from servecap.api.preflight import (
 )
 from servecap.api.progress import NullProgress, ProgressSink
 from servecap.client.http import StreamingClient, make_session
+from servecap.client.server_info import version_facts
 from servecap.core.clock import ClockAnchor
-from servecap.core.config import RunConfig, strip_credentials
+from servecap.core.config import RunConfig
 from servecap.core.errors import RunAborted, UserInputError
 from servecap.core.load_spec import LevelSpec, warmup_level
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
+from servecap.core.secrets import Secrets, split_url_credentials
 from servecap.core.summary import LevelSummary
 from servecap.load.backend import Backend
 from servecap.load.scheduler import LevelIO
@@ -50,57 +49,6 @@ from servecap.storage.run_dir import (
     write_summaries,
 )
 from servecap.workload.source import builtin_source
-
-API_KEY_FALLBACK_ENV = "SERVECAP_API_KEY"
-
-
-@dataclass
-class Secrets:
-    """What must never be stored: the API key and extra header values."""
-
-    api_key: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    also_redact: list[str] = field(default_factory=list)
-
-    @classmethod
-    def from_env(cls, env_name: str, headers: dict[str, str] | None = None) -> Secrets:
-        key = os.environ.get(env_name) or os.environ.get(API_KEY_FALLBACK_ENV) or None
-        return cls(api_key=key, headers=dict(headers or {}))
-
-    def redact(self, text: str | None) -> str | None:
-        """`text` (server-supplied, e.g. an error body) with every secret value masked."""
-        if not text:
-            return text
-        values = [self.api_key or "", *self.headers.values(), *self.also_redact]
-        for value in sorted((v for v in values if len(v) >= 4), key=len, reverse=True):
-            text = text.replace(value, "***")
-        return text
-
-    def http_headers(self) -> dict[str, str]:
-        out = dict(self.headers)
-        if self.api_key:
-            out["Authorization"] = f"Bearer {self.api_key}"
-        return out
-
-
-def split_url_credentials(config: RunConfig, secrets: Secrets) -> tuple[RunConfig, Secrets]:
-    """`http://user:pass@host/v1`: the password becomes a Basic Authorization header and the
-    URL every request (and every error message) uses is bare. An API key as well is refused:
-    both would set Authorization."""
-    parts = urlsplit(config.client.base_url)
-    if parts.username is None and parts.password is None:
-        return config, secrets
-    if secrets.api_key:
-        raise UserInputError(
-            "--base-url carries user:password and an API key is set as well; use one of them"
-        )
-    pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
-    token = base64.b64encode(pair.encode()).decode()
-    headers = {"Authorization": f"Basic {token}", **secrets.headers}
-    bare = strip_credentials(config.client.base_url)
-    client = config.client.model_copy(update={"base_url": bare})
-    secret_parts = [unquote(parts.password or ""), token]
-    return config.model_copy(update={"client": client}), Secrets(None, headers, secret_parts)
 
 
 @dataclass
@@ -155,8 +103,8 @@ async def run_benchmark_async(
     ensure_file_limit(pool)
     async with make_session(config.client, pool, secrets.http_headers()) as session:
         model, models = await resolve_model(session, config)
-        server = await describe_server(session, config.client, models)
-        info = _new_info(config, model, server)
+        server = secrets.redact_tree(await describe_server(session, config.client, models))
+        info = _new_info(config, secrets.redact(model) or model, server)
         run_dir = new_run_dir(out_dir, info.name)
         write_run_info(run_dir, info)
         client = StreamingClient(
@@ -242,8 +190,7 @@ def _save(run_dir: Path, info: RunInfo, state: _Run) -> None:
 
 def _new_info(config: RunConfig, model: str, server: dict[str, Any]) -> RunInfo:
     anchor = ClockAnchor.take()
-    raw_version = server.get("version")
-    version: dict[str, Any] = raw_version if isinstance(raw_version, dict) else {}
+    facts = version_facts(server.get("version"))
     stored = config.stored()
     stored["model"] = model
     return RunInfo(
@@ -255,8 +202,9 @@ def _new_info(config: RunConfig, model: str, server: dict[str, Any]) -> RunInfo:
         anchor_perf_ns=anchor.perf_ns,
         config=stored,
         server=server,
-        deployment=dict(version.get("deployment") or {}),
-        time_scale=version.get("time_scale"),
+        deployment=facts.deployment,
+        time_scale=facts.time_scale,
+        notes=facts.notes,
         closed_loop=config.load_spec().kind == "closed",
     )
 
@@ -267,3 +215,6 @@ def run_benchmark(
     """Synchronous wrapper: runs the sweep on uvloop where available."""
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
         return runner.run(run_benchmark_async(config, secrets, progress))
+
+
+__all__ = ["RunOutcome", "Secrets", "run_benchmark", "run_benchmark_async"]

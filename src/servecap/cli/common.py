@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from servecap.core.config import SLO
 from servecap.core.errors import ServecapError, UserInputError
 from servecap.core.validation import user_input_error
+from servecap.core.text import printable
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -24,7 +25,7 @@ EXIT_INTERRUPTED = 130
 
 def fail_input(message: str) -> typer.Exit:
     """Print `error: message` to stderr; return the Exit(2) to raise."""
-    print(f"error: {message}", file=sys.stderr)
+    print(f"error: {printable(message)}", file=sys.stderr)  # may quote server text
     return typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -38,7 +39,7 @@ def user_errors(func: Callable[P, R]) -> Callable[P, R]:
         except UserInputError as exc:
             raise fail_input(str(exc)) from None
         except ServecapError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {printable(exc)}", file=sys.stderr)
             raise typer.Exit(1) from None
 
     return wrapper

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,17 +13,21 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from servecap.api.loop import loop_factory
-from servecap.api.run import RunOutcome, Secrets, run_benchmark_async
+from servecap.api.run import RunOutcome, run_benchmark_async
 from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
 from servecap.cli.tables import levels_table
 from servecap.core.config import ClientOptions, RunConfig, parse_levels, validate_base_url
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
+from servecap.core.numbers import fmt_number
 from servecap.core.records import RequestRecord
+from servecap.core.secrets import Secrets
 from servecap.core.summary import LevelSummary
+from servecap.core.text import printable
 from servecap.core.validation import user_input_error
 
 # The defaults every flag shows are the config models' own, so they are declared once.
@@ -59,7 +64,9 @@ class RichProgress:
         self.failed = 0
 
     def started(self, total_requests: int, run_dir: str, model: str) -> None:
-        self.console.print(f"model [bold]{model}[/]  ->  {run_dir}", markup=True, highlight=False)
+        shown = escape(printable(model))  # a model id is server text: never markup
+        self.console.print(f"model [bold]{shown}[/]  ->  {escape(printable(run_dir))}",
+                           markup=True, highlight=False)
         self.bar.update(self.task, total=total_requests)
         self.bar.start()
 
@@ -72,23 +79,46 @@ class RichProgress:
         self.bar.update(self.task, advance=1, failed=self.failed)
 
     def level_done(self, summary: LevelSummary) -> None:
+        # a level with no successful request has no TTFT or TPS: n/a, never 0.0
         self.bar.console.print(
             f"{summary.key}: ok {summary.n_ok} failed {summary.n_failed} "
-            f"TTFT mean {summary.ttft_mean_ms or 0:.1f} ms, TPS mean {summary.tps_mean or 0:.1f}",
-            highlight=False,
+            f"TTFT mean {fmt_number(summary.ttft_mean_ms, 1)} ms, "
+            f"TPS mean {fmt_number(summary.tps_mean, 1)}",
+            highlight=False, markup=False,
         )
 
     def stop(self) -> None:
         self.bar.stop()
 
 
+# RFC 9110 field names are tokens; a space or colon in one would be sent as another header
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+# body keys servecap itself sets per request: overriding them breaks every request
+# (`"stream": false` gets JSON, not a stream) or the measurement (`max_tokens`, `model`)
+OWNED_BODY_KEYS = {
+    "stream": "servecap always streams",
+    "model": "use --model",
+    "max_tokens": "use --output-tokens",
+    "messages": "servecap builds the prompt (--input-tokens)",
+    "prompt": "servecap builds the prompt (--input-tokens)",
+}
+
+
 def parse_headers(values: list[str]) -> dict[str, str]:
     headers = {}
     for item in values:
         name, sep, value = item.partition(":")
-        if not sep or not name.strip():
-            raise UserInputError(f"invalid --header {name.strip()!r}: expected 'Name: value'")
-        headers[name.strip()] = value.strip()
+        name = name.strip()
+        if not sep or not name:
+            raise UserInputError(f"invalid --header {name!r}: expected 'Name: value'")
+        if not _HEADER_NAME.match(name):
+            raise UserInputError(
+                f"invalid --header name {printable(name)!r}: letters, digits and "
+                "!#$%&'*+-.^_`|~ only"
+            )
+        if any(ch in value for ch in "\r\n\x00"):
+            raise UserInputError(f"invalid --header {name!r}: the value has a line break")
+        headers[name] = value.strip()
     return headers
 
 
@@ -101,6 +131,10 @@ def parse_extra_body(text: str | None) -> dict[str, Any]:
         raise UserInputError(f"--extra-body is not valid JSON: {exc}") from exc
     if not isinstance(value, dict):
         raise UserInputError("--extra-body must be a JSON object, e.g. '{\"ignore_eos\": true}'")
+    owned = [key for key in value if key in OWNED_BODY_KEYS]
+    if owned:
+        key = owned[0]
+        raise UserInputError(f"--extra-body may not set {key!r}: {OWNED_BODY_KEYS[key]}")
     return value
 
 

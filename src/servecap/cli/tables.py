@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.table import Table
+from rich.text import Text
 
 from servecap.api.plan import RunCapacity
 from servecap.core.level_key import LEVEL_KINDS, LevelKey, format_value
 from servecap.core.numbers import fmt_number
 from servecap.core.summary import LevelSummary
+from servecap.core.text import printable
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -24,7 +26,8 @@ def _key_title(keys: Sequence[LevelKey]) -> str:
 
 def levels_table(title: str, levels: Sequence[LevelSummary]) -> Table:
     """The per-level table: P90 is the tail (10th percentile for TPS)."""
-    table = Table(title=title, title_justify="left")
+    # server text (a model id in the title) is never Rich markup, never a control sequence
+    table = Table(title=Text(printable(title)), title_justify="left")
     for name in (
         _key_title([lv.key for lv in levels]), "ok", "fail", "TTFT ms mean", "TTFT P90",
         "ITL ms mean", "TPS mean", "TPS P90",
@@ -32,7 +35,8 @@ def levels_table(title: str, levels: Sequence[LevelSummary]) -> Table:
     ):
         table.add_column(name, justify="right" if name != "note" else "left")
     for lv in levels:
-        note = "client-bound" if lv.client_bound else ""
+        note = ", ".join(n for n, on in (("partial", lv.partial), ("client-bound",
+                         lv.client_bound)) if on)
         table.add_row(
             format_value(lv.key.value), _fmt(lv.n_ok, 0), _fmt(lv.n_failed, 0),
             _fmt(lv.ttft_mean_ms), _fmt(lv.ttft_p90_ms), _fmt(lv.itl_mean_ms, 2),
@@ -47,7 +51,7 @@ def capacity_table(run: RunCapacity, statistic: str) -> Table:
     """SLO matrix of one run, with C_max and users in the title."""
     users, c_max = fmt_number(run.users), fmt_number(run.c_max)
     title = f"{run.name}: C_max {c_max}, users {users} (SLOs on {statistic})"
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(printable(title)), title_justify="left")
     keys = [LevelKey.coerce(lv.get("level") or lv.get("concurrency")) for lv in run.levels]
     for name in (_key_title(keys), f"TTFT {statistic} ms", "TTFT ok", f"TPS {statistic}",
                  "TPS ok"):

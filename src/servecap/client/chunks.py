@@ -104,8 +104,11 @@ class ChunkReader:
             return
         if not self.done and record.finish_reason is None:
             fail(record, "stream_truncated", "stream ended without finish_reason or [DONE]")
-        elif not record.chunk_at:
+            return
+        if not record.chunk_at:
             fail(record, "empty_response", "no content, reasoning or tool-call tokens")
+            return
+        record.missing_done = not self.done  # ended on finish_reason alone: counted, kept
 
 
 def _text(value: Any) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ssl
+
 import aiohttp
 
 from servecap.core.records import RequestRecord
@@ -10,27 +12,37 @@ from servecap.core.records import RequestRecord
 def reason_for_status(status: int) -> str:
     if status == 429:
         return "rate_limited"
+    if 300 <= status < 400:
+        return "redirect"
     return "http_5xx" if status >= 500 else "http_4xx"
 
 
-def reason_for_exception(exc: BaseException, record: RequestRecord) -> str:
-    """The failure reason of a transport exception, given how far the request got."""
-    if isinstance(exc, aiohttp.ClientConnectorCertificateError | aiohttp.ClientConnectorSSLError):
+def timeout_reason(responded: bool) -> str:
+    """A read timeout: no response head yet, or a stream that stopped sending."""
+    return "stream_stall" if responded else "header_timeout"
+
+
+def reason_for_exception(exc: BaseException, responded: bool = False) -> str:
+    """The failure reason of a transport exception; `responded`: a response byte arrived."""
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
         return "tls_verify_failed"
+    if isinstance(exc, aiohttp.ClientConnectorSSLError):
+        # a certificate the client refused, or no TLS at all (https to a plain HTTP port)
+        verify = isinstance(exc.os_error, ssl.SSLCertVerificationError)
+        return "tls_verify_failed" if verify else "tls_handshake_failed"
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
         return "dns_error"
     if isinstance(exc, aiohttp.ClientConnectorError):
-        return "connect_refused" if isinstance(exc.os_error, ConnectionRefusedError) else (
-            "connect_error"
-        )
+        refused = isinstance(exc.os_error, ConnectionRefusedError)
+        return "connect_refused" if refused else "connect_error"
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
         return "connect_error"
     if isinstance(exc, TimeoutError):
-        return "header_timeout" if record.first_byte_at is None else "stream_stall"
-    if isinstance(exc, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError):
-        return "stream_truncated" if record.first_byte_at is not None else "connect_error"
-    if isinstance(exc, aiohttp.ClientOSError):
-        return "stream_truncated" if record.first_byte_at is not None else "connect_error"
+        return timeout_reason(responded)
+    if isinstance(exc, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError
+                  | aiohttp.ClientOSError):
+        # written, then the connection ended: before any response byte the server hung up
+        return "stream_truncated" if responded else "server_disconnected"
     return "client_error"
 
 

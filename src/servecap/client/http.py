@@ -20,42 +20,18 @@ from servecap.client.failures import (
     fail,
     reason_for_exception,
     reason_for_status,
+    timeout_reason,
 )
+from servecap.client.pool import FreshConnector, SkipCount, current_skips
 from servecap.core.clock import now_ns
 from servecap.core.config import ClientOptions, Endpoint
 from servecap.core.errors import SSEProtocolError, UserInputError
 from servecap.core.records import RequestRecord
+from servecap.core.urls import hide_userinfo
 from servecap.sse.decoder import SSEDecoder
 from servecap.workload.source import Request
 
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-STALE_CONNECTION_ERRORS = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
-# a guard only: each stale pooled connection is dropped as it fails, so a request meets at
-# most as many of them in a row as the pool held
-MAX_RECONNECTS = 64
-
-
-class ConnectionUse:
-    """Per attempt: whether aiohttp handed the request a pooled (reused) connection."""
-
-    __slots__ = ("reused",)
-
-    def __init__(self) -> None:
-        self.reused = False
-
-
-async def _mark_reused(
-    session: aiohttp.ClientSession, context: Any, params: aiohttp.TraceConnectionReuseconnParams
-) -> None:
-    use = context.trace_request_ctx
-    if isinstance(use, ConnectionUse):
-        use.reused = True
-
-
-def _reuse_trace() -> aiohttp.TraceConfig:
-    trace = aiohttp.TraceConfig()
-    trace.on_connection_reuseconn.append(_mark_reused)
-    return trace
 
 
 def ssl_context(options: ClientOptions) -> ssl.SSLContext | bool:
@@ -76,7 +52,7 @@ def make_session(
     options: ClientOptions, pool_size: int, headers: dict[str, str]
 ) -> aiohttp.ClientSession:
     """A session whose pool holds one connection per stream (no hidden cap at 100)."""
-    connector = aiohttp.TCPConnector(
+    connector = FreshConnector(
         limit=max(1, pool_size), limit_per_host=0, ssl=ssl_context(options), ttl_dns_cache=300
     )
     return aiohttp.ClientSession(
@@ -84,7 +60,6 @@ def make_session(
         headers=headers,
         auto_decompress=True,
         trust_env=False,
-        trace_configs=[_reuse_trace()],  # tells a stale pooled connection from a new one
     )
 
 
@@ -107,12 +82,17 @@ class StreamingClient:
         self._per_request_max = "max_tokens" not in (extra_body or {})
         path = "/chat/completions" if self._chat else "/completions"
         self._url = options.base_url + path
+        extra = dict(extra_body or {})
+        user_stream = extra.pop("stream_options", None)
         self._template: dict[str, Any] = {
             "model": model,
             "max_tokens": max_tokens,
             "stream": True,
-            "stream_options": {"include_usage": True},
-            **(extra_body or {}),
+            **extra,
+            # usage is how tokens are counted: a user's stream_options add to it
+            "stream_options": {
+                "include_usage": True, **(user_stream if isinstance(user_stream, dict) else {}),
+            },
         }
         self._timeout = aiohttp.ClientTimeout(
             total=None,
@@ -131,55 +111,39 @@ class StreamingClient:
         return json.dumps(body).encode()
 
     async def send(self, request: Request, record: RequestRecord) -> None:
-        """Send `request`, record every timestamp; never raises for server faults."""
+        """Send `request` once, record every timestamp; never raises for server faults."""
         payload = self.body(request)
         reader = ChunkReader(record, self._chat)
+        skips = SkipCount()
+        token = current_skips.set(skips)  # the pool counts stale connections it skipped
         try:
             async with asyncio.timeout(self._options.timeout_s) as deadline:
                 try:
-                    await self._exchange_with_reconnect(payload, reader)
+                    await self._exchange(payload, reader)
                 except TimeoutError:
                     if deadline.expired():
                         raise
-                    fail(record, reason_for_exception(TimeoutError(), record), "read timed out")
+                    fail(record, timeout_reason(record.first_byte_at is not None),
+                         "read timed out")
         except TimeoutError:
             fail(record, "total_timeout", f"request exceeded {self._options.timeout_s:g} s")
         except asyncio.CancelledError:
             record.status, record.reason = "cancelled", "cancelled"
             raise
         except (aiohttp.ClientError, OSError) as exc:
-            fail(record, reason_for_exception(exc, record), describe_exception(exc))
+            responded = record.first_byte_at is not None
+            fail(record, reason_for_exception(exc, responded), describe_exception(exc))
         except SSEProtocolError as exc:
             fail(record, "response_too_large", str(exc))
         finally:
+            current_skips.reset(token)
+            record.reconnects = skips.skipped
             record.ended_at = now_ns()
             reader.finish(len(request.text))
 
-    async def _exchange_with_reconnect(self, payload: bytes, reader: ChunkReader) -> None:
-        """Send, on another connection if the pooled one turns out to be closed already.
-
-        Some servers (llama-server) advertise keep-alive yet close after each stream; the
-        next request on that pooled connection fails before any response byte, so it never
-        reached the server. It is sent again, counted in `reconnects` and timed from the
-        attempt that went through: not a silent retry of a server fault. Only a failure on
-        a reused connection is sent again; each such failure drops that connection from
-        the pool, so at worst the pool empties and the request goes out on a new one, whose
-        failure is final.
-        """
-        record = reader.record
-        while True:
-            use = ConnectionUse()
-            try:
-                await self._exchange(payload, reader, use)
-                return
-            except STALE_CONNECTION_ERRORS:
-                if not use.reused or record.first_byte_at is not None:
-                    raise
-                if record.reconnects >= MAX_RECONNECTS:
-                    raise
-                record.reconnects += 1
-
-    async def _exchange(self, payload: bytes, reader: ChunkReader, use: ConnectionUse) -> None:
+    async def _exchange(self, payload: bytes, reader: ChunkReader) -> None:
+        """One attempt, never repeated: the pool hands out only connections that were
+        open just before the write (client/pool.py), so a failure here is the server's."""
         record = reader.record
         record.sent_at = now_ns()
         async with self._session.post(
@@ -187,7 +151,7 @@ class StreamingClient:
             data=payload,
             headers={"Content-Type": "application/json", "Accept": "text/event-stream"},
             timeout=self._timeout,
-            trace_request_ctx=use,
+            allow_redirects=False,  # a redirect is a failure: never measure another origin
         ) as response:
             record.first_byte_at = now_ns()
             record.http_status = response.status
@@ -196,6 +160,10 @@ class StreamingClient:
             await self._read_stream(response, reader)
 
     async def _response_ok(self, response: aiohttp.ClientResponse, record: RequestRecord) -> bool:
+        if 300 <= response.status < 400:
+            target = hide_userinfo(response.headers.get("Location", "")[:200])
+            fail(record, "redirect", f"HTTP {response.status} to {target!r}: not followed")
+            return False
         if response.status >= 400:
             body = await response.content.read(2048)
             detail = body.decode("utf-8", errors="replace")
@@ -217,18 +185,21 @@ class StreamingClient:
         record = reader.record
         received = 0
         content = response.content
-        while True:
-            data = await content.readany()
-            arrived_at = now_ns()  # stamped before any parsing
-            if not data:
-                break
-            received += len(data)
-            if received > MAX_RESPONSE_BYTES:
-                fail(record, "response_too_large", f"over {MAX_RESPONSE_BYTES} bytes")
-                return
-            for event, text in decoder.feed(data):
-                reader.feed(event, text, arrived_at)
-            if record.status != "ok":
-                return  # keep reading after [DONE] so the connection is reused
-        for event, text in decoder.close():
-            reader.feed(event, text, now_ns())
+        try:
+            while True:
+                data = await content.readany()
+                arrived_at = now_ns()  # stamped before any parsing
+                if not data:
+                    break
+                received += len(data)
+                if received > MAX_RESPONSE_BYTES:
+                    fail(record, "response_too_large", f"over {MAX_RESPONSE_BYTES} bytes")
+                    return
+                for event, text in decoder.feed(data):
+                    reader.feed(event, text, arrived_at)
+                if record.status != "ok":
+                    return  # keep reading after [DONE] so the connection is reused
+            for event, text in decoder.close():
+                reader.feed(event, text, now_ns())
+        finally:
+            record.utf8_replaced = decoder.replaced

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+import math
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
@@ -12,7 +13,7 @@ import aiohttp
 from servecap.client.failures import describe_exception, reason_for_exception
 from servecap.core.config import ClientOptions, strip_credentials, v1_hint
 from servecap.core.errors import UserInputError
-from servecap.core.records import RequestRecord
+from servecap.core.urls import hide_userinfo
 
 # Endpoints engines use to describe themselves: vLLM, SGLang, llama.cpp, Ollama, the simulator.
 INFO_PATHS: tuple[str, ...] = ("/version", "/get_server_info", "/props", "/api/version")
@@ -32,13 +33,20 @@ async def list_models(session: aiohttp.ClientSession, options: ClientOptions) ->
     shown = strip_credentials(url)
     timeout = aiohttp.ClientTimeout(total=min(30.0, options.timeout_s))
     try:
-        async with session.get(url, timeout=timeout) as response:
+        async with session.get(url, timeout=timeout, allow_redirects=False) as response:
+            if 300 <= response.status < 400:
+                target = hide_userinfo(response.headers.get("Location", "")[:200])
+                raise UserInputError(
+                    f"{shown} answered HTTP {response.status}, a redirect to {target!r}; "
+                    "servecap follows no redirects (they would carry --header values to "
+                    "another origin): use the final URL as --base-url"
+                )
             if response.status >= 400:
                 hint = v1_hint(options.base_url, response.status)
                 raise UserInputError(f"{shown} answered HTTP {response.status}{hint}")
             data = await response.json(content_type=None)
     except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
-        reason = reason_for_exception(exc, RequestRecord(0, 0, 0, 0))
+        reason = reason_for_exception(exc)
         raise UserInputError(
             f"cannot reach server at {shown} ({reason}): {describe_exception(exc)}"
         ) from exc
@@ -125,7 +133,7 @@ async def _get_json(
     session: aiohttp.ClientSession, url: str
 ) -> tuple[Any | None, dict[str, str]]:
     timeout = aiohttp.ClientTimeout(total=3.0)
-    async with session.get(url, timeout=timeout) as response:
+    async with session.get(url, timeout=timeout, allow_redirects=False) as response:
         headers = {k.lower(): v for k, v in response.headers.items()}
         if response.status != 200:
             return None, headers
@@ -147,3 +155,34 @@ def _trim(value: Any, depth: int = 0) -> Any:
     if isinstance(value, str):
         return value[:500]
     return value
+
+
+class VersionFacts(NamedTuple):
+    """What a run keeps from `/version`: the deployment, the simulator's time scale, and a
+    note for each field that was there but could not be used."""
+
+    deployment: dict[str, Any]
+    time_scale: float | None
+    notes: list[str]
+
+
+def version_facts(version: Any) -> VersionFacts:
+    """Server info is data: keep what parses, ignore the rest and say so (never raise)."""
+    if not isinstance(version, dict):
+        return VersionFacts({}, None, [])
+    notes: list[str] = []
+    deployment = version.get("deployment")
+    if deployment is not None and not isinstance(deployment, dict):
+        notes.append("ignored /version deployment: not a JSON object")
+        deployment = None
+    scale = version.get("time_scale")
+    if scale is not None and not _positive_number(scale):
+        notes.append("ignored /version time_scale: not a positive number")
+        scale = None
+    return VersionFacts(dict(deployment or {}), float(scale) if scale is not None else None, notes)
+
+
+def _positive_number(value: Any) -> bool:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    return math.isfinite(value) and value > 0

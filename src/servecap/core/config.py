@@ -7,29 +7,18 @@ and extra headers keep only their names once stored (see `RunConfig.stored`).
 from __future__ import annotations
 
 from typing import Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from servecap.core.errors import UserInputError
 from servecap.core.load_spec import ClosedLoad, LoadSpec
+from servecap.core.urls import hide_userinfo, strip_credentials
 
 Endpoint = Literal["chat", "completions"]
 Statistic = Literal["p90", "mean"]
 
 DEFAULT_LEVELS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
-
-
-def strip_credentials(url: str) -> str:
-    """The URL without `user:password@`, so it can be stored and shown."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def v1_hint(base_url: str, status: int) -> str:
@@ -42,15 +31,16 @@ def v1_hint(base_url: str, status: int) -> str:
 
 def validate_base_url(url: str) -> str:
     """An http(s) URL with a host, normalised without a trailing slash."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UserInputError(
-            f"invalid --base-url {strip_credentials(url)!r}: expected http(s)://host[:port]/v1"
-        )
+    shown = hide_userinfo(url)  # never any part of user:password, however the URL fails
     try:
+        parts = urlsplit(url.strip())
         _ = parts.port
     except ValueError as exc:
-        raise UserInputError(f"invalid port in --base-url {strip_credentials(url)!r}") from exc
+        raise UserInputError(f"invalid host or port in --base-url {shown!r}") from exc
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserInputError(
+            f"invalid --base-url {shown!r}: expected http(s)://host[:port]/v1"
+        )
     return url.strip().rstrip("/")
 
 

@@ -19,7 +19,10 @@ FAILURE_REASONS: tuple[str, ...] = (
     "connect_refused",
     "dns_error",
     "tls_verify_failed",
+    "tls_handshake_failed",
     "connect_error",
+    "server_disconnected",
+    "redirect",
     "http_4xx",
     "http_5xx",
     "rate_limited",
@@ -73,6 +76,10 @@ class RequestRecord:
     finish_reason: str | None = None
     warmup: bool = False
     reconnects: int = 0
+    # the stream ended on finish_reason without the `data: [DONE]` line (still a success)
+    missing_done: bool = False
+    # invalid UTF-8 sequences the SSE decoder replaced with U+FFFD in this stream
+    utf8_replaced: int = 0
     # The engine's own timing of this request where it sends one (llama-server's `timings`:
     # prompt_ms, predicted_ms, predicted_per_token_ms, ...); numbers only, kept for cross-checks.
     server_timings: dict[str, float] | None = None

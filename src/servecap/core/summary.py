@@ -89,6 +89,14 @@ class LevelSummary(BaseModel):
     client_cpu_pct: float | None = None
     client_bound: bool | None = None
     warnings: list[str] = Field(default_factory=list)
+    # Counting what went right only just: stale pooled connections skipped before a request
+    # was written, streams that ended without `[DONE]`, invalid UTF-8 bytes replaced.
+    reconnects: int | None = None
+    missing_done: int | None = None
+    utf8_replaced: int | None = None
+    # The level stopped before all its requests were sent (a signal, a kill): it is kept
+    # out of C_max unless asked for, and shown as partial.
+    partial: bool | None = None
 
     @model_validator(mode="after")
     def _has_key(self) -> LevelSummary:

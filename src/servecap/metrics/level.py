@@ -59,7 +59,8 @@ def summarise_level(
         "n_failed": len(failed),
         "failures": dict(reasons),
         "error_rate": len(failed) / len(rows) if rows else None,
-        "warnings": small_sample_warnings(len(metrics)),
+        "warnings": small_sample_warnings(len(metrics)) + _token_warnings(rows),
+        **_counts(rows),
     }
     for metric, values in _metric_values(metrics, rows).items():
         stats = describe(values, higher_is_better=metric in HIGHER_IS_BETTER)
@@ -82,6 +83,25 @@ def _observed_fields(observed: Mapping[str, Any] | ClientHealth | None) -> dict[
             "client_bound": observed.client_bound,
         }
     return dict(observed)
+
+
+def _counts(rows: list[RequestRecord]) -> dict[str, int]:
+    return {
+        "reconnects": sum(r.reconnects for r in rows),
+        "missing_done": sum(1 for r in rows if r.missing_done),
+        "utf8_replaced": sum(r.utf8_replaced for r in rows),
+    }
+
+
+def _token_warnings(rows: list[RequestRecord]) -> list[str]:
+    """Say when output tokens were counted from chunks, not taken from the server's usage."""
+    estimated = sum(1 for r in rows if r.ok and r.token_source == "estimated")
+    if not estimated:
+        return []
+    return [
+        f"tokens estimated for {estimated} request(s): the server sent no usage, so each "
+        "token-bearing chunk counted as one token"
+    ]
 
 
 def _throughput(rows: list[RequestRecord], metrics: list[RequestMetrics]) -> dict[str, object]:

@@ -3,6 +3,10 @@
 Accepts LF, CRLF and lone CR line ends (also split across feeds), comment lines, multi-line
 `data:` fields and UTF-8 split anywhere: lines are cut on bytes and decoded only once whole.
 Line and event sizes are capped so a hostile server cannot make the client buffer without bound.
+
+Linear in the input: a line still incomplete at the end of a feed is kept as a list of
+pieces and joined once, when its end arrives, so a long line delivered in many small reads
+costs its length, not its length squared over the read size.
 """
 
 from __future__ import annotations
@@ -11,7 +15,10 @@ from typing import NamedTuple
 
 from servecap.core.errors import SSEProtocolError
 
-DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024
+# One OpenAI stream chunk carries a token or a few (with top-20 logprobs a few KiB, well under
+# 64 KiB); 1 MiB leaves room for a server that sends a whole long answer or a large tool-call
+# argument in one chunk, and still bounds what a hostile stream makes each of c streams hold.
+DEFAULT_MAX_LINE_BYTES = 1024 * 1024
 
 
 class SSEEvent(NamedTuple):
@@ -24,10 +31,15 @@ class SSEEvent(NamedTuple):
 class SSEDecoder:
     """Feed it raw bytes as they arrive; it returns the events those bytes completed."""
 
-    __slots__ = ("_buffer", "_data", "_data_bytes", "_event", "_max_line", "_pending_cr")
+    __slots__ = (
+        "_data", "_data_bytes", "_event", "_max_line", "_partial", "_partial_bytes",
+        "_pending_cr", "replaced",
+    )
 
     def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
-        self._buffer = b""
+        self._partial: list[bytes] = []  # the pieces of a line whose end has not arrived
+        self._partial_bytes = 0
+        self.replaced = 0  # invalid UTF-8 sequences replaced with U+FFFD so far
         self._data: list[bytes] = []
         self._data_bytes = 0
         self._event = b""
@@ -46,11 +58,16 @@ class SSEDecoder:
             # A CR at the end may be the first half of a CRLF split across feeds.
             self._pending_cr = chunk.endswith(b"\r")
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        buffer = self._buffer + chunk if self._buffer else chunk
-        lines = buffer.split(b"\n")
-        self._buffer = lines.pop()
-        if len(self._buffer) > self._max_line:
-            raise SSEProtocolError(f"SSE line longer than {self._max_line} bytes")
+        first_end = chunk.find(b"\n")
+        if first_end < 0:
+            self._keep_partial(chunk)
+            return []
+        if self._partial:
+            self._keep_partial(chunk[:first_end])
+            chunk = b"".join(self._partial) + chunk[first_end:]
+            self._partial, self._partial_bytes = [], 0
+        lines = chunk.split(b"\n")
+        self._keep_partial(lines.pop())
         events: list[SSEEvent] = []
         for line in lines:
             if not line:
@@ -59,19 +76,27 @@ class SSEDecoder:
                 self._field(line)
         return events
 
+    def _keep_partial(self, piece: bytes) -> None:
+        if not piece:
+            return
+        self._partial_bytes += len(piece)
+        if self._partial_bytes > self._max_line:
+            raise SSEProtocolError(f"SSE line longer than {self._max_line} bytes")
+        self._partial.append(piece)
+
     def close(self) -> list[SSEEvent]:
         """End of stream: a final unterminated event is dispatched, as browsers do not, but
         servers that close without the blank line still meant it."""
         events: list[SSEEvent] = []
-        if self._buffer:
-            self._field(self._buffer)
-            self._buffer = b""
+        if self._partial:
+            self._field(b"".join(self._partial))
+            self._partial, self._partial_bytes = [], 0
         self._dispatch(events)
         return events
 
     @property
     def buffered_bytes(self) -> int:
-        return len(self._buffer)
+        return self._partial_bytes
 
     def _field(self, line: bytes) -> None:
         name, sep, value = line.partition(b":")
@@ -88,9 +113,18 @@ class SSEDecoder:
 
     def _dispatch(self, events: list[SSEEvent]) -> None:
         if self._data:
-            data = b"\n".join(self._data).decode("utf-8", errors="replace")
-            event = self._event.decode("utf-8", errors="replace") or "message"
+            data = self._text(b"\n".join(self._data))
+            event = self._text(self._event) or "message"
             events.append(SSEEvent(event, data))
         self._data = []
         self._data_bytes = 0
         self._event = b""
+
+    def _text(self, raw: bytes) -> str:
+        """UTF-8 text, each invalid sequence replaced with U+FFFD and counted."""
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", errors="replace")
+            self.replaced += text.count("\ufffd") - raw.count("\ufffd".encode())
+            return text

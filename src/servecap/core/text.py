@@ -1,0 +1,25 @@
+"""Server-supplied text made safe to print: no control character reaches a terminal or file.
+
+A model id, run name or error body can carry ESC/OSC sequences (which recolour, retitle or
+rewrite a terminal) or other C0/C1 controls. Each one is shown as a visible escape
+(`\\x1b`) instead, so the text stays readable and nothing is interpreted. Markup (Rich's
+`[bold]`, Markdown) is escaped by each renderer on top of this.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls (tab and newline included: callers want one line), DEL, C1 controls, and the
+# Unicode line/paragraph separators and bidirectional overrides that reorder what is shown.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: object) -> str:
+    """`text` as one line with every control character escaped (`\\x1b`, `\\u202e`)."""
+    return _CONTROL.sub(_escape, str(text))
