@@ -64,6 +64,10 @@ EXPECTED: dict[str, Expect] = {
                              first_answer=False),
     "tool_call_only": Expect("ok", tokens=3, token_source="usage", first_token=True,
                              first_answer=False),
+    # read on the reused connection, then hung up on: the server's fault, sent once only
+    "drop_after_read": Expect("failed", "server_disconnected", http_status=None, tokens=0,
+                              first_token=False),
+    "ok_then_close": Expect("ok", tokens=4, token_source="usage", first_token=True),
 }
 
 

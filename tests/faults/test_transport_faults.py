@@ -90,3 +90,11 @@ async def test_tls_verify_failed_row(tmp_path: Path) -> None:
         records = await _client_rows(ClientOptions(base_url=thread.base_url, timeout_s=2))
     assert [r.reason for r in records] == ["tls_verify_failed"] * 3
     assert all(r.status == "failed" for r in records)
+
+
+async def test_https_to_a_plain_http_port_is_a_handshake_error() -> None:
+    with FaultServerThread(FaultServer()) as thread:
+        url = thread.base_url.replace("http://", "https://")
+        records = await _client_rows(ClientOptions(base_url=url, timeout_s=3,
+                                                   connect_timeout_s=1))
+    assert [r.reason for r in records] == ["tls_handshake_failed"] * 3
