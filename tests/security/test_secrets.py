@@ -81,3 +81,71 @@ def test_preflight_failure_message_has_no_secret(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert find_secret(tmp_path, SECRETS, {"stderr": result.stderr,
                                            "stdout": result.stdout}) == []
+
+
+HDR_TOKEN = "hdr-CANARY-777"
+
+
+def test_a_header_token_echoed_without_its_scheme_is_redacted(tmp_path: Path) -> None:
+    server = FaultServer(queue=["ok", "echo_token", "echo_token_in_stream", "ok"])
+    with FaultServerThread(server) as thread:
+        out = tmp_path / "out"
+        env = {"OPENAI_API_KEY": "", "SERVECAP_API_KEY": ""}
+        ran = invoke(run_args(thread.base_url, out, "--rounds", "4", "--header",
+                              f"Authorization: Bearer {HDR_TOKEN}"), env=env)
+    assert ran.exit_code == 0, ran.stderr
+    stored = rows(only_run_dir(out))
+    assert [r["reason"] for r in stored][1:3] == ["http_4xx", "server_error_in_stream"]
+    assert "invalid token ***" in stored[1]["detail"]
+    assert find_secret(tmp_path, [HDR_TOKEN], {"out": ran.stdout + ran.stderr}) == []
+
+
+def test_server_info_that_echoes_headers_is_redacted(tmp_path: Path) -> None:
+    server = FaultServer(echo_info=True)
+    with FaultServerThread(server) as thread:
+        url = thread.base_url.replace("http://", f"http://user:{URL_PASSWORD}@")
+        env = {"OPENAI_API_KEY": "", "SERVECAP_API_KEY": ""}
+        outputs = _run_and_report(url, tmp_path, env)
+    info = (only_run_dir(tmp_path / "out") / "run.json").read_text()
+    assert "X-Team-Token" in info  # the echo is kept, its values masked
+    auth = {h.get("Authorization", "") for h in server.seen_headers}
+    basic = next(iter(auth))[6:]
+    assert find_secret(tmp_path, [*SECRETS, basic, f"user:{URL_PASSWORD}"], outputs) == []
+
+
+def test_server_info_echo_of_the_api_key_is_redacted(tmp_path: Path) -> None:
+    server = FaultServer(echo_info=True)
+    with FaultServerThread(server) as thread:
+        outputs = _run_and_report(thread.base_url, tmp_path, {"OPENAI_API_KEY": KEY})
+    assert find_secret(tmp_path, SECRETS, outputs) == []
+
+
+def test_a_redirect_is_a_failure_and_never_followed(tmp_path: Path) -> None:
+    other = FaultServer()
+    with FaultServerThread(other) as target:
+        origin = target.base_url.replace("127.0.0.1", "localhost").removesuffix("/v1")
+        server = FaultServer(default="redirect_307", redirect_to=origin)
+        with FaultServerThread(server) as thread:
+            ran = invoke(run_args(thread.base_url, tmp_path / "out", "--header",
+                                  f"X-Team-Token: {HEADER_SECRET}"),
+                         env={"OPENAI_API_KEY": KEY})
+    assert ran.exit_code == 0, ran.stderr
+    stored = rows(only_run_dir(tmp_path / "out"))
+    assert [(r["reason"], r["http_status"]) for r in stored] == [("redirect", 307)] * 3
+    assert other.completions == 0 and other.seen_headers == []  # nothing reached it
+
+
+@pytest.mark.parametrize("url", [
+    "http://user:pw/pw-CANARY-77aa@127.0.0.1:{port}/v1",
+    "http://user:pw-CANARY-77aa@127.0.0.1:abc/v1",
+    "http://user:pw#pw-CANARY-77aa@127.0.0.1:{port}/v1",
+    "ftp://user:pw-CANARY-77aa@127.0.0.1/v1",
+])
+def test_a_bad_url_never_echoes_its_userinfo(url: str, tmp_path: Path) -> None:
+    server = FaultServer()
+    with FaultServerThread(server) as thread:
+        result = invoke(run_args(url.format(port=thread.port), tmp_path / "out"))
+    assert result.exit_code == 2 and result.exception is None, result.exception
+    assert "Traceback" not in result.stderr
+    assert server.completions == 0
+    assert find_secret(tmp_path, SECRETS, {"err": result.stderr + result.stdout}) == []

@@ -26,6 +26,7 @@ TOKENS = 4  # content chunks in a normal stream
 STALL_S = 30.0  # longer than any test's stall or total timeout
 
 Fault = Callable[[web.Request], Awaitable[web.StreamResponse]]
+REDIRECT_TO = web.AppKey("redirect_to", str)
 
 
 def chunk(delta: dict[str, Any] | None = None, finish: str | None = None,
@@ -169,6 +170,26 @@ async def echo_secrets_in_stream(request: web.Request) -> web.StreamResponse:
     return await finish(response, b"data: " + json.dumps(error).encode() + b"\n\n", DONE)
 
 
+async def echo_token(request: web.Request) -> web.StreamResponse:
+    """401 that names the credential without its scheme (`invalid token abc`)."""
+    token = request.headers.get("Authorization", "").partition(" ")[2]
+    return web.json_response({"error": {"message": f"invalid token {token}"}}, status=401)
+
+
+async def echo_token_in_stream(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await write_tokens(response, 1)
+    token = request.headers.get("Authorization", "").partition(" ")[2]
+    error = {"error": {"message": f"token {token} expired"}}
+    return await finish(response, b"data: " + json.dumps(error).encode() + b"\n\n", DONE)
+
+
+async def redirect_307(request: web.Request) -> web.StreamResponse:
+    """A redirect to `redirect_to` (another origin); a benchmark must not follow it."""
+    target = request.app[REDIRECT_TO] + request.path
+    return web.Response(status=307, headers={"Location": target})
+
+
 async def huge_line(request: web.Request) -> web.StreamResponse:
     """5 MiB without a line end: over the decoder's 4 MiB line cap."""
     response = await open_stream(request)
@@ -271,6 +292,9 @@ FAULTS: dict[str, Fault] = {
     "huge_line": huge_line,
     "echo_secrets": echo_secrets,
     "echo_secrets_in_stream": echo_secrets_in_stream,
+    "echo_token": echo_token,
+    "echo_token_in_stream": echo_token_in_stream,
+    "redirect_307": redirect_307,
     "utf8_split": utf8_split,
     "invalid_utf8": invalid_utf8,
     "usage_missing": usage_missing,
@@ -290,6 +314,8 @@ class FaultServer:
     default: str = "ok"
     models: list[str] = field(default_factory=lambda: [MODEL])
     version: dict[str, Any] | None = None  # served at /version when set
+    echo_info: bool = False  # /version and /v1/models echo the request's headers
+    redirect_to: str = ""  # the origin `redirect_307` sends clients to
     completions: int = 0
     seen_headers: list[dict[str, str]] = field(default_factory=list)
     log: list[str] = field(default_factory=list)  # the fault of each request read, in order
@@ -304,7 +330,10 @@ class FaultServer:
     def app(self) -> web.Application:
         async def models(request: web.Request) -> web.Response:
             self.seen_headers.append(dict(request.headers))
-            return web.json_response({"object": "list", "data": [{"id": m} for m in self.models]})
+            ids = list(self.models)
+            if self.echo_info:  # a careless gateway lists what it was sent
+                ids += [f"{k}: {v}" for k, v in request.headers.items()]
+            return web.json_response({"object": "list", "data": [{"id": m} for m in ids]})
 
         async def completions(request: web.Request) -> web.StreamResponse:
             self.seen_headers.append(dict(request.headers))
@@ -312,11 +341,14 @@ class FaultServer:
             return await self.next_fault()(request)
 
         async def version(request: web.Request) -> web.Response:
+            if self.echo_info:
+                return web.json_response({"version": "1", "headers": dict(request.headers)})
             if self.version is None:
                 raise web.HTTPNotFound()
             return web.json_response(self.version)
 
         app = web.Application()
+        app[REDIRECT_TO] = self.redirect_to
         app.router.add_get("/v1/models", models)
         app.router.add_get("/version", version)
         app.router.add_post("/v1/chat/completions", completions)
