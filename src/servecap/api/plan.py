@@ -6,17 +6,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from servecap.core.config import SLO
 from servecap.stats.capacity import CapacityPlan, plan_levels
-from servecap.storage.runs import Run, load_runs
+from servecap.storage.runs import Run, load_runs, status_text
 
 
 class RunCapacity(BaseModel):
     """One run's capacity under an SLO (the stable `plan --format json` shape)."""
 
     name: str
+    # complete, or incomplete with why and its partial levels; for the table, kept out of
+    # the stable `plan --format json` shape
+    status: str = Field(default="", exclude=True)
     c_max: int | None
     latency_mean_s: float | None
     users: int | None
@@ -28,18 +31,22 @@ class CapacityReport(BaseModel):
     runs: list[RunCapacity]
 
 
-def plan_run(run: Run, slo: SLO) -> CapacityPlan:
-    return plan_levels(run.levels, slo)
+def plan_run(run: Run, slo: SLO, include_partial: bool = False) -> CapacityPlan:
+    return plan_levels(run.levels, slo, include_partial)
 
 
-def plan_runs(runs: Sequence[Run], slo: SLO) -> CapacityReport:
-    """Capacity of each run; levels in the documented JSON shape."""
+def plan_runs(
+    runs: Sequence[Run], slo: SLO, include_partial: bool = False
+) -> CapacityReport:
+    """Capacity of each run; levels in the documented JSON shape. Partial levels count for
+    C_max only with `include_partial`."""
     items = []
     for run in runs:
-        plan = plan_run(run, slo)
+        plan = plan_run(run, slo, include_partial)
         items.append(
             RunCapacity(
                 name=run.name,
+                status=status_text(run),
                 c_max=plan.c_max,
                 latency_mean_s=plan.latency_mean_s,
                 users=plan.users,

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -171,7 +173,7 @@ def _close_level(
 ) -> None:
     if not bucket:
         return
-    summary = summarise_level(level.key, bucket, observed)
+    summary = summarise_level(level.key, bucket, observed, level.n_requests)
     state.levels.append(summary)
     if observed:
         # run.json keeps what the observers saw, so a summary recomputed from
@@ -206,6 +208,8 @@ def _new_info(config: RunConfig, model: str, server: dict[str, Any]) -> RunInfo:
         time_scale=facts.time_scale,
         notes=facts.notes,
         closed_loop=config.load_spec().kind == "closed",
+        pid=os.getpid(),  # lets a reader tell a killed run from one still going
+        host=socket.gethostname(),
     )
 
 

@@ -11,9 +11,11 @@ from pathlib import Path
 
 from servecap.core.errors import ServecapError
 from servecap.storage.run_dir import Run, find_run_dirs
-from servecap.storage.runs import load_run, load_runs, run_to_json
+from servecap.storage.runs import load_run, load_runs, run_to_json, status_text
 
-__all__ = ["Run", "RunIndex", "load_run", "load_runs", "run_to_json", "scan_results"]
+__all__ = [
+    "Run", "RunIndex", "load_run", "load_runs", "run_to_json", "scan_results", "status_text",
+]
 
 
 @dataclass

@@ -7,10 +7,11 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from servecap.api.imports import import_table
 from servecap.api.plan import plan_runs
-from servecap.api.runs import load_runs, run_to_json
+from servecap.api.runs import load_runs, run_to_json, status_text
 from servecap.cli.common import (
     SLO_DEFAULTS,
     StatChoice,
@@ -23,6 +24,7 @@ from servecap.cli.common import (
     user_errors,
 )
 from servecap.cli.tables import capacity_table, levels_table
+from servecap.core.text import printable
 
 
 @user_errors
@@ -33,12 +35,15 @@ def plan(
     stat: StatOption = StatChoice(SLO_DEFAULTS.statistic),
     think_time_s: ThinkTimeOption = SLO_DEFAULTS.think_time_s,
     format: Annotated[str, typer.Option(help="table or json")] = "table",
+    include_partial: Annotated[
+        bool, typer.Option(help="Let levels a stopped run did not finish count for C_max")
+    ] = False,
 ) -> None:
     """SLO matrix, C_max and users (Little's law) for each run."""
     if format not in ("table", "json"):
         raise fail_input(f"invalid --format {format!r}: use table or json")
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
-    report = plan_runs(load_runs(runs), slo)
+    report = plan_runs(load_runs(runs), slo, include_partial)
     if format == "json":
         print(report.model_dump_json(indent=2, include={"runs"}))
         return
@@ -61,12 +66,16 @@ def show(
             print(run_to_json(item))
             continue
         info = item.info
+        name = escape(printable(info.name))  # server text: never markup, never a control
         console.print(
-            f"[bold]{info.name}[/] ({info.source}, {info.status}) created {info.created_at}",
+            f"[bold]{name}[/] ({info.source}, {escape(printable(status_text(item)))}) "
+            f"created {escape(printable(info.created_at))}",
             highlight=False,
         )
         if info.time_scale:
             console.print(f"simulator time scale: x{info.time_scale:g}")
+        for note in info.notes:
+            console.print(f"note: {printable(note)}", markup=False, highlight=False)
         console.print(levels_table(str(item.path), item.levels))
 
 

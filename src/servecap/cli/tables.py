@@ -50,7 +50,8 @@ def levels_table(title: str, levels: Sequence[LevelSummary]) -> Table:
 def capacity_table(run: RunCapacity, statistic: str) -> Table:
     """SLO matrix of one run, with C_max and users in the title."""
     users, c_max = fmt_number(run.users), fmt_number(run.c_max)
-    title = f"{run.name}: C_max {c_max}, users {users} (SLOs on {statistic})"
+    status = f" [{run.status}]" if run.status and run.status != "complete" else ""
+    title = f"{run.name}{status}: C_max {c_max}, users {users} (SLOs on {statistic})"
     table = Table(title=Text(printable(title)), title_justify="left")
     keys = [LevelKey.coerce(lv.get("level") or lv.get("concurrency")) for lv in run.levels]
     for name in (_key_title(keys), f"TTFT {statistic} ms", "TTFT ok", f"TPS {statistic}",

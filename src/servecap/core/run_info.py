@@ -33,3 +33,13 @@ class RunInfo(BaseModel):
     # Per level ("64": {loop_lag_p99_ms, client_cpu_pct, client_bound}), so a summary
     # recomputed from requests.jsonl keeps the client's own health.
     client_health: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # The process that wrote a run still `running`, so that a reader can tell a run killed
+    # (SIGKILL, power loss: nothing could mark it) from one in progress.
+    pid: int | None = None
+    host: str | None = None
+
+    @property
+    def insecure(self) -> bool:
+        """The run skipped TLS verification (`--insecure`): every view of it says so."""
+        client = self.config.get("client")
+        return isinstance(client, dict) and client.get("insecure") is True

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import re
 
-# C0 controls (tab and newline included: callers want one line), DEL, C1 controls, and the
-# Unicode line/paragraph separators and bidirectional overrides that reorder what is shown.
+# C0 controls, DEL, C1 controls, and the Unicode line/paragraph separators and the
+# bidirectional overrides that reorder what is shown.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_SPACES = frozenset("\t\n\r")  # callers print one line: these become a space
 
 
 def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
+    char = match.group()
+    if char in _SPACES:
+        return " "
+    code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def printable(text: object) -> str:
-    """`text` as one line with every control character escaped (`\\x1b`, `\\u202e`)."""
+    """`text` as one line: tabs and line ends as spaces, every other control character
+    escaped (`\\x1b`, `\\u202e`)."""
     return _CONTROL.sub(_escape, str(text))

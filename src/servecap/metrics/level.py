@@ -43,10 +43,13 @@ def summarise_level(
     level: LevelKey | int,
     records: Iterable[RequestRecord],
     observed: Mapping[str, Any] | ClientHealth | None = None,
+    planned: int | None = None,
 ) -> LevelSummary:
     """The LevelSummary of one level's (non-warm-up) records; a bare int is a concurrency.
 
-    `observed` holds the fields the level's observers added (client health, ...).
+    `observed` holds the fields the level's observers added (client health, ...); `planned`,
+    the requests the level was to send, marks it partial when it stopped short (or had
+    requests cancelled).
     """
     key = level if isinstance(level, LevelKey) else LevelKey.closed(level)
     rows = [r for r in records if not r.warmup]
@@ -62,6 +65,8 @@ def summarise_level(
         "warnings": small_sample_warnings(len(metrics)) + _token_warnings(rows),
         **_counts(rows),
     }
+    if planned is not None:
+        fields["partial"] = len(rows) < planned or any(r.status == "cancelled" for r in rows)
     for metric, values in _metric_values(metrics, rows).items():
         stats = describe(values, higher_is_better=metric in HIGHER_IS_BETTER)
         fields.update({column(metric, stat): value for stat, value in stats.items()})
@@ -132,8 +137,10 @@ def _mean(values: list[int] | list[float]) -> float | None:
 def summarise_records(
     records: Iterable[RequestRecord],
     observed: Mapping[LevelKey, Mapping[str, Any] | ClientHealth] | None = None,
+    planned: Mapping[LevelKey, int] | None = None,
 ) -> list[LevelSummary]:
-    """Level summaries for a whole run's records, grouped by level key.
+    """Level summaries for a whole run's records, grouped by level key; with `planned`
+    (the requests each level was to send) a level that stopped short is marked partial.
 
     Warm-up rows never form a level: they are sent before the sweep and belong to none
     (a killed run recomputed from its rows plans like the same run with its summary).
@@ -144,7 +151,10 @@ def summarise_records(
             by_level.setdefault(record.key, []).append(record)
     observed = observed or {}
     return [
-        summarise_level(key, by_level[key], observed.get(key)) for key in sorted(by_level)
+        summarise_level(
+            key, by_level[key], observed.get(key), None if planned is None else planned.get(key)
+        )
+        for key in sorted(by_level)
     ]
 
 

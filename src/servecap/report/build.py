@@ -21,7 +21,7 @@ from servecap.core.level_key import CLOSED, LEVEL_KINDS, format_value
 from servecap.report.charts_spec import CHARTS
 from servecap.report.deployment import deployment_table
 from servecap.report.model import ReportModel, ReportOptions, RunMeta
-from servecap.storage.runs import Run
+from servecap.storage.runs import Run, status_text
 
 SUMMARY_KINDS = (
     "imported_definitions",
@@ -44,6 +44,7 @@ def run_meta(run: Run, name: str) -> RunMeta:
         path=str(run.path),
         source=info.source,
         status=info.status,
+        status_text=status_text(run),
         tool_version=info.tool_version,
         created_at=info.created_at,
         time_scale=info.time_scale,
@@ -143,6 +144,7 @@ def methodology(metas: list[RunMeta], options: ReportOptions) -> list[tuple[str,
     return [
         ("Load model", "; ".join(kind.methodology for kind in kinds)),
         ("Source", _per_run(metas, lambda m: m.source)),
+        ("Run status", _per_run(metas, lambda m: m.status_text or m.status)),
         ("Model", _per_run(metas, lambda m: m.server.get("model") or m.config.get("model"))),
         *(
             (

@@ -11,6 +11,7 @@ import html
 import re
 
 from servecap.analysis import Finding
+from servecap.core.text import printable
 from servecap.report import views
 from servecap.report.model import ReportModel
 
@@ -21,7 +22,8 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#|~!])")
 
 def md(text: object) -> str:
     """Text that renders as itself in Markdown (CommonMark/GFM) and cannot become HTML."""
-    s = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    # no ESC/OSC or other control character reaches a viewer or a terminal (`cat report.md`)
+    s = printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = s.replace('"', "&quot;")
     s = _MD_SPECIAL.sub(r"\\\1", s)
     return " ".join(s.splitlines())

@@ -30,6 +30,7 @@ class RunMeta(BaseModel):
     source: str
     status: str
     tool_version: str
+    status_text: str = ""  # status, why it stopped, partial levels, --insecure
     created_at: str
     time_scale: float | None
     notes: list[str]

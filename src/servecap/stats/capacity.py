@@ -36,6 +36,9 @@ class LevelVerdict(BaseModel):
     tps: float | None
     ttft_ok: bool
     tps_ok: bool
+    # the level stopped short: not counted for C_max by default (kept out of the stable
+    # `plan --format json` shape; the run's status names its partial levels)
+    partial: bool = Field(default=False, exclude=True)
 
     @property
     def ok(self) -> bool:
@@ -92,7 +95,10 @@ def judge_level(level: LevelSummary, slo: SLO) -> LevelVerdict:
     clean = not level.error_rate
     ttft_ok = ttft is not None and ttft <= slo.ttft_ms and clean
     tps_ok = tps is not None and tps >= slo.tps and clean
-    return LevelVerdict(level=level.key, ttft=ttft, tps=tps, ttft_ok=ttft_ok, tps_ok=tps_ok)
+    return LevelVerdict(
+        level=level.key, ttft=ttft, tps=tps, ttft_ok=ttft_ok, tps_ok=tps_ok,
+        partial=bool(level.partial),
+    )
 
 
 def users_by_littles_law(c_max: int, latency_mean_s: float, think_time_s: float) -> int:
@@ -100,12 +106,20 @@ def users_by_littles_law(c_max: int, latency_mean_s: float, think_time_s: float)
     return round(users_for_concurrency(c_max, latency_mean_s, think_time_s))
 
 
-def plan_levels(levels: Sequence[LevelSummary], slo: SLO) -> CapacityPlan:
-    """The top level within SLO (C_max for a closed loop), L_mean there and users."""
+def plan_levels(
+    levels: Sequence[LevelSummary], slo: SLO, include_partial: bool = False
+) -> CapacityPlan:
+    """The top level within SLO (C_max for a closed loop), L_mean there and users.
+
+    A partial level (a run stopped inside it) is judged and shown but, unless
+    `include_partial`, neither sets nor breaks C_max: a few requests are not a level.
+    """
     ordered = sorted(levels, key=lambda lv: lv.key)
     verdicts = [judge_level(level, slo) for level in ordered]
     best: LevelSummary | None = None
     for level, verdict in zip(ordered, verdicts, strict=True):
+        if level.partial and not include_partial:
+            continue
         if not verdict.ok:
             break
         best = level

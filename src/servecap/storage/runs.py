@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
+from servecap.core.load_spec import ClosedLoad, LoadSpec
 from servecap.core.run_info import RunInfo
 from servecap.core.summary import LevelSummary
 from servecap.metrics.level import summarise_records
@@ -19,24 +24,83 @@ from servecap.storage.run_dir import (
     iter_records,
     load_run_info,
     load_summaries,
+    write_run_info,
 )
+
+# reads a stored `load` plan back, whichever kind it is
+_LOAD_SPEC: TypeAdapter[LoadSpec] = TypeAdapter(LoadSpec)
 
 
 def load_run(run_dir: Path) -> Run:
     """A run with its level summaries; recomputed from `requests.jsonl` when absent.
 
-    A run killed before it wrote any summary (SIGKILL in its first level) is summarised from
-    its records; a killed run is marked incomplete.
+    A run that never got to say how it ended (its `run.json` still says running and its
+    process is gone, or cannot be checked: an old run, another host's) is marked incomplete
+    and summarised from its records, so the level it stopped in is there, marked partial;
+    when its process is known to be gone (SIGKILL) that is saved on disk too. A run whose
+    process is still going stays running.
     """
     info = load_run_info(run_dir)
     levels = load_summaries(run_dir)
+    if info.status == "running" and _mark_ended(run_dir, info):
+        if (run_dir / REQUESTS_FILE).is_file():
+            levels = None  # the summaries on disk lack the level the run stopped in
     if levels is None:
-        levels = summarise_records(iter_records(run_dir / REQUESTS_FILE), stored_observations(info))
-    if info.status == "running":
-        # Summaries are rewritten after every level, so a killed run has those it finished;
-        # "running" on disk then means it never got to say how it ended.
-        info.status = "incomplete"
+        records = iter_records(run_dir / REQUESTS_FILE)
+        levels = summarise_records(records, stored_observations(info), planned_requests(info))
     return Run(path=run_dir, info=info, levels=levels)
+
+
+def _mark_ended(run_dir: Path, info: RunInfo) -> bool:
+    """Mark a stored "running" run incomplete unless its writer is still going; True when
+    it was. Summaries are rewritten after every level, so those on disk lack the level it
+    stopped in: the caller recomputes them from the records."""
+    alive = writer_alive(info)
+    if alive:
+        return False
+    info.status = "incomplete"
+    if alive is False:
+        info.stop_reason = info.stop_reason or "killed: its process ended before finishing"
+        _save_quietly(run_dir, info)
+    return True
+
+
+def writer_alive(info: RunInfo) -> bool | None:
+    """Whether the process that wrote this run still exists; None when that cannot be told
+    (no pid: an old run; or written on another host)."""
+    if info.pid is None or info.host != socket.gethostname():
+        return None
+    try:
+        os.kill(info.pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _save_quietly(run_dir: Path, info: RunInfo) -> None:
+    """Persist the corrected status; a read-only run directory is still read."""
+    try:
+        write_run_info(run_dir, info)
+    except OSError:
+        pass
+
+
+def planned_requests(info: RunInfo) -> dict[LevelKey, int] | None:
+    """Requests each level of the stored plan was to send (for `partial`); None when the
+    stored config does not say (a hand-made or foreign run.json)."""
+    config = info.config
+    try:
+        if config.get("load") is not None:
+            plan = _LOAD_SPEC.validate_python(config["load"])
+        elif "rounds" in config and "concurrency" in config:
+            plan = ClosedLoad(concurrency=config["concurrency"], rounds=config["rounds"])
+        else:
+            return None
+    except ValidationError:
+        return None
+    return {level.key: level.n_requests for level in plan.levels()}
 
 
 def stored_observations(info: RunInfo) -> dict[LevelKey, dict[str, Any]]:
@@ -63,6 +127,18 @@ def load_runs(paths: Sequence[Path | str]) -> list[Run]:
             raise UserInputError(f"no runs found in {raw}")
         runs.extend(load_run(d) for d in dirs)
     return runs
+
+
+def status_text(run: Run) -> str:
+    """The run's status as every view shows it: `complete`, or `incomplete (why; partial
+    level c=4)`, with `TLS verification off (--insecure)` when it was."""
+    info = run.info
+    why = [info.stop_reason] if info.stop_reason else []
+    partial = [str(lv.key) for lv in run.levels if lv.partial]
+    if partial:
+        why.append(f"partial level {', '.join(partial)}")
+    text = info.status + (f" ({'; '.join(why)})" if why and info.status != "complete" else "")
+    return text + ("; TLS verification off (--insecure)" if info.insecure else "")
 
 
 def run_to_json(run: Run) -> str:
