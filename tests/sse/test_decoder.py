@@ -70,3 +70,47 @@ def test_event_cap_bounds_many_short_data_lines():
     decoder = SSEDecoder(max_line_bytes=64)
     with pytest.raises(SSEProtocolError):
         decoder.feed(b"data: 0123456789\n" * 10)
+
+
+def _decode_line_in_reads(length: int, read: int) -> float:
+    """CPU seconds to decode one `length`-byte data line arriving in `read`-byte reads."""
+    import time
+
+    line = b"data: " + b"x" * length + b"\n\n"
+    reads = [line[i:i + read] for i in range(0, len(line), read)]
+    best = float("inf")
+    for _ in range(3):
+        decoder = SSEDecoder(max_line_bytes=2 * length)
+        start = time.process_time()
+        for piece in reads:
+            events = decoder.feed(piece)
+        best = min(best, time.process_time() - start)
+        assert events == [SSEEvent("message", "x" * length)]
+    return best
+
+
+def test_a_long_line_costs_its_length_not_its_square():
+    # One line, one process, cut into 8x as many reads: a linear decoder does the same
+    # work either way; the old one re-copied the whole partial line on every read, so its
+    # cost grew with the number of reads (8x here). The large copies common to both (the
+    # final join and decode) are in both figures, so machine noise cancels.
+    few = _decode_line_in_reads(4 * 1024 * 1024, 64 * 1024)
+    many = _decode_line_in_reads(4 * 1024 * 1024, 8 * 1024)
+    assert many < 3 * max(few, 1e-3), (few, many)
+
+
+def test_default_line_cap_is_one_mib():
+    ok = SSEDecoder()
+    assert ok.feed(b"data: " + b"x" * (512 * 1024) + b"\n\n")[0].data == "x" * (512 * 1024)
+    for size in (1024 * 1024 + 1, 2 * 1024 * 1024, 3 * 1024 * 1024):
+        decoder = SSEDecoder()
+        with pytest.raises(SSEProtocolError):
+            for start in range(0, size, 65536):
+                decoder.feed(b"x" * min(65536, size - start))
+
+
+def test_invalid_utf8_replacements_are_counted():
+    decoder = SSEDecoder()
+    events = decoder.feed(b"data: a\xff\xfeb \xef\xbf\xbd\n\n")  # the last is a real U+FFFD
+    assert events[0].data == "a\ufffd\ufffdb \ufffd"
+    assert decoder.replaced == 2
