@@ -53,6 +53,13 @@ RUN_CASES: list[tuple[str, str, str]] = [
     ("--extra-body", "{bad json", "--extra-body"),
     ("--extra-body", "[1, 2]", "--extra-body"),
     ("--model", "not-served", "not served"),
+    ("--base-url", "http://u:p@127.0.0.1:abc/v1", "port"),
+    ("--header", "Bad Name: v", "header name"),
+    ("--header", "Na(me): v", "header name"),
+    ("--extra-body", '{"stream": false}', "'stream'"),
+    ("--extra-body", '{"model": "other"}', "--model"),
+    ("--extra-body", '{"max_tokens": 9}', "--output-tokens"),
+    ("--extra-body", '{"messages": []}', "'messages'"),
     ("--ca-bundle", "/nonexistent/ca.pem", "ca-bundle"),
 ]
 
@@ -112,6 +119,8 @@ RUN_FILES: dict[str, tuple[bytes, bytes | None, str]] = {
     "summary_object": (GOOD_RUN, b'{"a": 1}', "JSON list"),
     "summary_bad_row": (GOOD_RUN, b'[{"concurrency": "many"}]', "not a valid summary"),
     "summary_nested": (GOOD_RUN, NESTED, "not a valid summary"),
+    "summary_nan": (GOOD_RUN, b'[{"concurrency": 1, "ttft_mean_ms": NaN}]',
+                    "not a valid summary"),
 }
 
 
@@ -182,6 +191,9 @@ CSV_CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
     "huge_field": (lambda p: _csv(p, HEADER + b"a,1,\"" + b"9" * 200_000 + b"\"\n"),
                    "table.csv"),
     "unclosed_quote": (lambda p: _csv(p, HEADER + b"a,1,\"3\n\"x"), "table.csv"),
+    "extra_cells": (lambda p: _csv(p, HEADER + b"a,1,3,4,5\n"), "beyond the header"),
+    "nan": (lambda p: _csv(p, HEADER + b"a,1,nan\n"), "finite"),
+    "inf": (lambda p: _csv(p, HEADER + b"a,1,-inf\n"), "finite"),
 }
 
 
@@ -192,3 +204,27 @@ def test_import_summary_bad_csv(case: str, tmp_path: Path) -> None:
     result = invoke(["import-summary", str(path), "--out", str(tmp_path / "out")])
     assert_one_error(result, needle)
     assert not list(tmp_path.glob("out/*/run.json"))
+
+
+def test_a_row_of_no_level_is_skipped(tmp_path: Path) -> None:
+    run = _run_dir(tmp_path, json.dumps({"name": "a", "status": "complete"}).encode())
+    row = {"request_id": 1, "concurrency": 0, "stream_index": 0, "scheduled_at": 0,
+           "sent_at": 10, "ended_at": 100}
+    (run / "requests.jsonl").write_text(json.dumps(row) + "\n")
+    for command in ("show", "plan"):
+        result = invoke([command, str(run)])
+        assert result.exception is None, repr(result.exception)
+        assert result.exit_code == 0, result.stderr
+
+
+def test_report_out_that_is_a_file(tmp_path: Path) -> None:
+    run = _run_dir(tmp_path, GOOD_RUN, json.dumps([{"concurrency": 1, "n_requests": 1}]).encode())
+    target = tmp_path / "a-file"
+    target.write_text("x")
+    assert_one_error(invoke_report([str(run), "--out", str(target)]), "not a directory")
+
+
+def test_an_imported_table_with_nan_never_reaches_report(tmp_path: Path) -> None:
+    path = _csv(tmp_path, HEADER + b"a,1,nan\nb,1,4\n")
+    imported = invoke(["import-summary", str(path), "--out", str(tmp_path / "out")])
+    assert_one_error(imported, "finite")

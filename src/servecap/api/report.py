@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from servecap.core.errors import UserInputError
 from servecap.report import ReportModel, ReportOptions, ReportPaths
 from servecap.report import build_model as _build_model
 from servecap.report import write_report as _write_report
@@ -19,8 +20,18 @@ def build_report(runs: list[Run], options: ReportOptions | None = None) -> Repor
 
 
 def write_report(model: ReportModel, out_dir: Path) -> ReportPaths:
-    """Write report.html, report.md, charts/, tables/ and results.zip into `out_dir`."""
-    return _write_report(model, out_dir)
+    """Write report.html, report.md, charts/, tables/ and results.zip into `out_dir`.
+
+    An `out_dir` that is a file, or cannot be written, is a `UserInputError` (exit 2).
+    """
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserInputError(f"--out {out_dir} is a file, not a directory")
+    try:
+        return _write_report(model, out_dir)
+    except OSError as exc:
+        raise UserInputError(
+            f"cannot write the report in {out_dir}: {exc.strerror or exc}"
+        ) from exc
 
 
 __all__ = ["ReportModel", "ReportOptions", "ReportPaths", "build_report", "write_report"]

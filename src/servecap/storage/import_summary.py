@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -46,11 +47,18 @@ def _parse_table(path: Path, text: str) -> dict[str, list[LevelSummary]]:
         raise DataFormatError(f"{path}: {'; '.join(parts)}")
     configs: dict[str, list[LevelSummary]] = {}
     for line_no, row in enumerate(reader, start=2):
+        extra = row.get(None)  # type: ignore[call-overload]
+        if extra:
+            raise DataFormatError(
+                f"{path}:{line_no}: {len(extra)} cell(s) beyond the header's "
+                f"{len(header)} columns: {', '.join(repr(str(c)[:40]) for c in extra[:3])}"
+            )
         clean = {k.strip(): (v or "").strip() for k, v in row.items() if k is not None}
         config = clean.pop("config")
         if not config:
             raise DataFormatError(f"{path}:{line_no}: empty config name")
         values = {k: v for k, v in clean.items() if v != ""}
+        _check_finite(path, line_no, values)
         try:
             configs.setdefault(config, []).append(LevelSummary.model_validate(values))
         except ValidationError as exc:
@@ -58,6 +66,17 @@ def _parse_table(path: Path, text: str) -> dict[str, list[LevelSummary]]:
     if not configs:
         raise DataFormatError(f"{path}: no rows")
     return configs
+
+
+def _check_finite(path: Path, line_no: int, values: dict[str, str]) -> None:
+    """`nan` or `inf` in a cell is no measurement (and no JSON a report can carry)."""
+    for name, text in values.items():
+        try:
+            number = float(text)
+        except ValueError:
+            continue
+        if not math.isfinite(number):
+            raise DataFormatError(f"{path}:{line_no}: {name}: {text!r} is not a finite number")
 
 
 def import_summary(path: Path, out_dir: Path) -> list[Path]:

@@ -160,6 +160,8 @@ def _plausible_record(data: dict[str, Any]) -> bool:
     """A stored row has the types metrics rely on; anything else is skipped like a torn line."""
     if not all(_is_int(data.get(name)) for name in _INT_FIELDS):
         return False
+    if data["concurrency"] < 1:
+        return False  # no level can hold it (a level is c >= 1)
     if not all(data.get(name) is None or _is_int(data[name]) for name in _OPTIONAL_INT_FIELDS):
         return False
     for name in ("chunk_at", "chunk_tokens"):
@@ -208,13 +210,18 @@ def load_run_info(run_dir: Path) -> RunInfo:
         ) from exc
 
 
+def _no_constant(name: str) -> None:
+    """NaN and Infinity are not JSON; no summary servecap writes holds them."""
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
 def load_summaries(run_dir: Path) -> list[LevelSummary] | None:
     path = run_dir / SUMMARY_JSON
     if not path.is_file():
         return None
     text = read_text_file(path, "summary file", limit=256 * 1024 * 1024)
     try:
-        rows = json.loads(text)
+        rows = json.loads(text, parse_constant=_no_constant)
         if not isinstance(rows, list):
             raise DataFormatError(f"{path} must hold a JSON list of levels")
         return [LevelSummary.model_validate(row) for row in rows]
