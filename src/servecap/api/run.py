@@ -33,7 +33,7 @@ from servecap.client.http import StreamingClient, make_session
 from servecap.client.server_info import version_facts
 from servecap.core.clock import ClockAnchor
 from servecap.core.config import RunConfig
-from servecap.core.errors import RunAborted, UserInputError
+from servecap.core.errors import RunAborted
 from servecap.core.load_spec import LevelSpec, warmup_level
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo

@@ -47,7 +47,7 @@ def _parse_table(path: Path, text: str) -> dict[str, list[LevelSummary]]:
         raise DataFormatError(f"{path}: {'; '.join(parts)}")
     configs: dict[str, list[LevelSummary]] = {}
     for line_no, row in enumerate(reader, start=2):
-        extra = row.get(None)  # type: ignore[call-overload]
+        extra = row.get(None)  # DictReader keeps cells beyond the header under None
         if extra:
             raise DataFormatError(
                 f"{path}:{line_no}: {len(extra)} cell(s) beyond the header's "

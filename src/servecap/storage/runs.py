@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -81,10 +82,8 @@ def writer_alive(info: RunInfo) -> bool | None:
 
 def _save_quietly(run_dir: Path, info: RunInfo) -> None:
     """Persist the corrected status; a read-only run directory is still read."""
-    try:
+    with contextlib.suppress(OSError):
         write_run_info(run_dir, info)
-    except OSError:
-        pass
 
 
 def planned_requests(info: RunInfo) -> dict[LevelKey, int] | None:
