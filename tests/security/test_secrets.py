@@ -149,3 +149,13 @@ def test_a_bad_url_never_echoes_its_userinfo(url: str, tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     assert server.completions == 0
     assert find_secret(tmp_path, SECRETS, {"err": result.stderr + result.stdout}) == []
+
+
+def test_a_preflight_error_listing_echoed_models_is_redacted(tmp_path: Path) -> None:
+    server = FaultServer(echo_info=True)
+    with FaultServerThread(server) as thread:
+        result = invoke(run_args(thread.base_url, tmp_path / "out", "--model", "absent",
+                                 "--header", f"X-Team-Token: {HEADER_SECRET}"),
+                        env={"OPENAI_API_KEY": KEY})
+    assert result.exit_code == 2 and "not served" in result.stderr
+    assert find_secret(tmp_path, SECRETS, {"err": result.stderr + result.stdout}) == []

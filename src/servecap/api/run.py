@@ -33,7 +33,7 @@ from servecap.client.http import StreamingClient, make_session
 from servecap.client.server_info import version_facts
 from servecap.core.clock import ClockAnchor
 from servecap.core.config import RunConfig
-from servecap.core.errors import RunAborted
+from servecap.core.errors import RunAborted, UserInputError
 from servecap.core.load_spec import LevelSpec, warmup_level
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
@@ -104,7 +104,10 @@ async def run_benchmark_async(
     pool = state.plan.max_in_flight()
     ensure_file_limit(pool)
     async with make_session(config.client, pool, secrets.http_headers()) as session:
-        model, models = await resolve_model(session, config)
+        try:
+            model, models = await resolve_model(session, config)
+        except UserInputError as exc:  # it may list what the server echoed back
+            raise UserInputError(secrets.redact(str(exc)) or "preflight failed") from None
         server = secrets.redact_tree(await describe_server(session, config.client, models))
         info = _new_info(config, secrets.redact(model) or model, server)
         run_dir = new_run_dir(out_dir, info.name)

@@ -24,13 +24,15 @@ def hide_userinfo(url: str) -> str:
 
 def strip_credentials(url: str) -> str:
     """The URL without `user:password@`, so it can be stored and shown."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
+    parts = urlsplit(url.strip())
     try:
         port = parts.port
-    except ValueError:  # not a URL requests can use; show it masked, never its userinfo
-        return hide_userinfo(url)
+    except ValueError:
+        port = -1
+    if port == -1 or parts.scheme not in ("http", "https"):
+        return hide_userinfo(url)  # no URL requests can use: masked, whatever it holds
+    if parts.username is None and parts.password is None:
+        return url
     host = parts.hostname or ""
     if ":" in host:
         host = f"[{host}]"
