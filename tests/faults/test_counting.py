@@ -65,3 +65,15 @@ def test_a_level_without_successes_shows_no_ttft_mean(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert "TTFT mean 0.0" not in result.stderr
     assert "TTFT mean - ms" in result.stderr
+
+
+def test_a_server_closing_after_every_stream_runs_clean(tmp_path: Path) -> None:
+    # llama-server: keep-alive advertised, the connection closed after each stream
+    server = FaultServer(default="ok_then_close")
+    with FaultServerThread(server) as thread:
+        result = invoke(run_args(thread.base_url, tmp_path / "out", "--concurrency", "1,3",
+                                 "--rounds", "5"))
+    assert result.exit_code == 0, result.stderr
+    stored = rows(only_run_dir(tmp_path / "out"))
+    assert [r["status"] for r in stored] == ["ok"] * 20, {r["reason"] for r in stored}
+    assert server.completions == 20
