@@ -13,8 +13,8 @@ from pydantic import ValidationError
 
 from servecap.core.config import SLO
 from servecap.core.errors import ServecapError, UserInputError
-from servecap.core.validation import user_input_error
 from servecap.core.text import printable
+from servecap.core.validation import user_input_error
 
 P = ParamSpec("P")
 R = TypeVar("R")
