@@ -26,6 +26,7 @@ from servecap.storage.run_dir import (
     load_run_info,
     load_summaries,
     write_run_info,
+    write_summaries,
 )
 
 # reads a stored `load` plan back, whichever kind it is
@@ -43,27 +44,20 @@ def load_run(run_dir: Path) -> Run:
     """
     info = load_run_info(run_dir)
     levels = load_summaries(run_dir)
-    if info.status == "running" and _mark_ended(run_dir, info):
+    alive = writer_alive(info) if info.status == "running" else True
+    if not alive:
+        # Summaries are rewritten after every level, so those on disk lack the level it
+        # stopped in; "running" on disk means it never got to say how it ended.
+        info.status = "incomplete"
         if (run_dir / REQUESTS_FILE).is_file():
-            levels = None  # the summaries on disk lack the level the run stopped in
+            levels = None
     if levels is None:
         records = iter_records(run_dir / REQUESTS_FILE)
         levels = summarise_records(records, stored_observations(info), planned_requests(info))
-    return Run(path=run_dir, info=info, levels=levels)
-
-
-def _mark_ended(run_dir: Path, info: RunInfo) -> bool:
-    """Mark a stored "running" run incomplete unless its writer is still going; True when
-    it was. Summaries are rewritten after every level, so those on disk lack the level it
-    stopped in: the caller recomputes them from the records."""
-    alive = writer_alive(info)
-    if alive:
-        return False
-    info.status = "incomplete"
     if alive is False:
         info.stop_reason = info.stop_reason or "killed: its process ended before finishing"
-        _save_quietly(run_dir, info)
-    return True
+        _save_quietly(run_dir, info, levels)
+    return Run(path=run_dir, info=info, levels=levels)
 
 
 def writer_alive(info: RunInfo) -> bool | None:
@@ -80,9 +74,12 @@ def writer_alive(info: RunInfo) -> bool | None:
     return True
 
 
-def _save_quietly(run_dir: Path, info: RunInfo) -> None:
-    """Persist the corrected status; a read-only run directory is still read."""
+def _save_quietly(run_dir: Path, info: RunInfo, levels: list[LevelSummary]) -> None:
+    """Persist a killed run's status and its recomputed summaries (with the partial level),
+    summaries first: a run.json saying incomplete has them. A read-only run directory is
+    still read."""
     with contextlib.suppress(OSError):
+        write_summaries(run_dir, levels)
         write_run_info(run_dir, info)
 
 
