@@ -217,6 +217,23 @@ def test_a_row_of_no_level_is_skipped(tmp_path: Path) -> None:
         assert result.exit_code == 0, result.stderr
 
 
+def test_rows_are_kept_by_the_level_they_name(tmp_path: Path) -> None:
+    from servecap.storage.run_dir import iter_records
+
+    base = {"request_id": 1, "stream_index": 0, "scheduled_at": 0, "sent_at": 10,
+            "ended_at": 100}
+    rows = [
+        {**base, "concurrency": 0, "level": "fixed=1"},  # another kind's row: kept
+        {**base, "concurrency": 0, "level": "bogus=1"},  # no such level: skipped
+        {**base, "concurrency": 2, "level": 7},  # not a level's text: skipped
+        {**base, "concurrency": 0, "level": "c=0"},  # no closed level below 1: skipped
+        {**base, "concurrency": 2},
+    ]
+    path = tmp_path / "requests.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert [str(r.key) for r in iter_records(path)] == ["fixed=1", "c=2"]
+
+
 def test_report_out_that_is_a_file(tmp_path: Path) -> None:
     run = _run_dir(tmp_path, GOOD_RUN, json.dumps([{"concurrency": 1, "n_requests": 1}]).encode())
     target = tmp_path / "a-file"

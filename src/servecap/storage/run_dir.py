@@ -19,7 +19,7 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from servecap.core.errors import DataFormatError, UserInputError
-from servecap.core.level_key import LevelKey
+from servecap.core.level_key import LevelKey, key_from_fields
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
 from servecap.core.summary import LevelSummary, summary_columns
@@ -156,12 +156,25 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _names_a_level(data: dict[str, Any]) -> bool:
+    """A row some level can hold: a `level` key that parses (other kinds store
+    `concurrency` 0), else a closed loop's concurrency c >= 1."""
+    level = data.get("level")
+    if level is not None and not isinstance(level, str):
+        return False
+    try:
+        key = key_from_fields(data["concurrency"], level)
+    except ValueError:
+        return False
+    return not key.is_closed or key.value >= 1
+
+
 def _plausible_record(data: dict[str, Any]) -> bool:
     """A stored row has the types metrics rely on; anything else is skipped like a torn line."""
     if not all(_is_int(data.get(name)) for name in _INT_FIELDS):
         return False
-    if data["concurrency"] < 1:
-        return False  # no level can hold it (a level is c >= 1)
+    if not _names_a_level(data):
+        return False
     if not all(data.get(name) is None or _is_int(data[name]) for name in _OPTIONAL_INT_FIELDS):
         return False
     for name in ("chunk_at", "chunk_tokens"):
