@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from servecap.analysis.findings import Finding
+from servecap.analysis.headline import c_max_text, lower_bound_note
 from servecap.analysis.series import ConfigSeries
 from servecap.core.config import SLO, Statistic
 from servecap.core.level_key import LevelKey
@@ -38,6 +39,7 @@ class CapacityRow(BaseModel):
     c_max: int | None
     latency_mean_s: float | None
     users: int | None
+    c_max_lower_bound: bool = False  # every tested level passed
 
 
 class SloAnalysis(BaseModel):
@@ -72,6 +74,7 @@ def slo_analysis(series: list[ConfigSeries], slo: SLO) -> SloAnalysis:
                     c_max=plan.c_max,
                     latency_mean_s=plan.latency_mean_s,
                     users=plan.users,
+                    c_max_lower_bound=plan.c_max_lower_bound,
                 )
             )
     return SloAnalysis(slo=slo, matrix=matrix, capacity=capacity)
@@ -106,7 +109,9 @@ def _boundary(
             configs=[config],
             text=(
                 f"{config}: meets both SLOs ({label}) at every level up to "
-                f"{top.level if top else 'c=?'}."
+                f"{top.level if top else 'c=?'}"
+                + (f"; {lower_bound_note(int(top.level.value))}."
+                   if top and top.level.is_closed else ".")
             ),
         )
     misses = []
@@ -138,7 +143,9 @@ def capacity_findings(analysis: SloAnalysis) -> list[Finding]:
         if not rows:
             continue
         best = max(rows, key=lambda r: r.users or 0)
-        parts = ", ".join(f"{r.config} {r.users} (C_max {r.c_max})" for r in rows)
+        parts = ", ".join(
+            f"{r.config} {r.users} ({c_max_text(r.c_max, r.c_max_lower_bound)})" for r in rows
+        )
         findings.append(
             Finding(
                 kind="capacity",

@@ -1,26 +1,35 @@
 """`run_demo`: the main job on a machine with no server: simulate, sweep, report.
 
-Starts each calibrated seed profile of the simulator as its own process on a free loopback
-port (one at a time, so the simulator and the client never compete for the same core more
-than a real deployment would), sweeps it at the seed's levels, then writes the comparison
-report and the capacity plan.
+Each calibrated seed profile runs as its own simulator process on a free loopback port,
+swept by its own client process, all four side by side: at the seed's levels a simulated
+deployment and its client each use a few percent of a core (the time goes in the modelled
+GPU steps, not in CPU), so running them together keeps every stream's timing honest at real
+time (x1) and takes as long as the slowest deployment (sglang-spec, about 6 minutes with the
+seed's 10 rounds) instead of the sum (about 17). Each level's client health (loop lag, CPU
+share, stamp lag) is recorded as in any run, so a machine too busy for this says so.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import queue
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from servecap.api.plan import CapacityReport, plan_runs
-from servecap.api.progress import ProgressSink
+from servecap.api.progress import NullProgress, ProgressSink
 from servecap.api.run import Secrets, run_benchmark
 from servecap.core.config import DEFAULT_LEVELS, SLO, ClientOptions, RunConfig
+from servecap.core.records import RequestRecord
+from servecap.core.summary import LevelSummary
 from servecap.sim.runner import start_server_process
 from servecap.storage.runs import Run, load_runs
 
 SEED_PROFILES: tuple[str, ...] = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")
-DEMO_ROUNDS = 3
+DEMO_ROUNDS = 10  # the seed's: P90 from fewer samples is one or two requests at c=1-2
+_POLL_S = 0.5
 
 
 @dataclass
@@ -28,6 +37,41 @@ class DemoResult:
     run_dirs: list[Path]
     report_html: Path | None
     plan: CapacityReport
+
+
+class _QueueProgress:
+    """A progress sink in a sweep's child process: forwards every event to the parent."""
+
+    def __init__(self, profile: str, events: Any) -> None:
+        self.profile = profile
+        self.events = events
+
+    def started(self, total_requests: int, run_dir: str, model: str) -> None:
+        self.events.put((self.profile, "started", (total_requests, run_dir, model)))
+
+    def level_started(self, concurrency: int, n_requests: int) -> None:
+        self.events.put((self.profile, "level_started", (concurrency, n_requests)))
+
+    def request_done(self, record: RequestRecord) -> None:
+        self.events.put((self.profile, "request_done", (record,)))
+
+    def level_done(self, summary: LevelSummary) -> None:
+        self.events.put((self.profile, "level_done", (summary,)))
+
+
+def _sweep(profile: str, rounds: int, levels: tuple[int, ...], time_scale: float,
+           runs_dir: str, events: Any) -> None:
+    """Child process: one simulator, one sweep; ends with ("finished"|"error", detail)."""
+    try:
+        with start_server_process(profile, time_scale=time_scale) as server:
+            config = RunConfig(
+                name=profile, concurrency=list(levels), rounds=rounds, out_dir=runs_dir,
+                client=ClientOptions(base_url=server.base_url),
+            )
+            outcome = run_benchmark(config, Secrets(), _QueueProgress(profile, events))
+        events.put((profile, "finished", (str(outcome.run_dir),)))
+    except BaseException as exc:  # the parent reports it; a child has no console of its own
+        events.put((profile, "error", (f"{type(exc).__name__}: {exc}",)))
 
 
 def run_demo(
@@ -38,23 +82,55 @@ def run_demo(
     profiles: tuple[str, ...] = SEED_PROFILES,
     progress_for: Callable[[str], ProgressSink] | None = None,
 ) -> DemoResult:
-    """Sweep each profile, then report and plan over all of them."""
+    """Sweep every profile side by side, then report and plan over all of them."""
     runs_dir = out_dir / "runs"
-    run_dirs: list[Path] = []
-    for profile in profiles:
-        with start_server_process(profile, time_scale=time_scale) as server:
-            config = RunConfig(
-                name=profile,
-                concurrency=list(levels),
-                rounds=rounds,
-                out_dir=str(runs_dir),
-                client=ClientOptions(base_url=server.base_url),
-            )
-            sink = progress_for(profile) if progress_for else None
-            outcome = run_benchmark(config, Secrets(), sink)
-            run_dirs.append(outcome.run_dir)
+    sinks = {p: progress_for(p) if progress_for else NullProgress() for p in profiles}
+    done = _sweep_side_by_side(profiles, rounds, levels, time_scale, runs_dir, sinks)
+    run_dirs = [done[p] for p in profiles]
     runs = load_runs(run_dirs)
     return DemoResult(run_dirs, _write_report(runs, out_dir / "report"), plan_runs(runs, SLO()))
+
+
+def _sweep_side_by_side(
+    profiles: tuple[str, ...], rounds: int, levels: tuple[int, ...], time_scale: float,
+    runs_dir: Path, sinks: dict[str, ProgressSink],
+) -> dict[str, Path]:
+    # spawn, not fork: the parent may hold threads (a UI, a progress display)
+    ctx = multiprocessing.get_context("spawn")
+    events = ctx.Queue()
+    children = [
+        ctx.Process(target=_sweep, args=(p, rounds, levels, time_scale, str(runs_dir), events),
+                    name=f"servecap-demo-{p}", daemon=True)
+        for p in profiles
+    ]
+    for child in children:
+        child.start()
+    try:
+        return _drain(events, children, sinks)
+    finally:
+        for child in children:
+            if child.is_alive():
+                child.terminate()
+            child.join(timeout=10)
+
+
+def _drain(events: Any, children: list[Any], sinks: dict[str, ProgressSink]) -> dict[str, Path]:
+    """Forward the children's events to their sinks until every sweep has finished."""
+    done: dict[str, Path] = {}
+    while len(done) < len(sinks):
+        try:
+            profile, kind, args = events.get(timeout=_POLL_S)
+        except queue.Empty:
+            if not any(child.is_alive() for child in children):
+                raise RuntimeError("a demo sweep ended without reporting") from None
+            continue
+        if kind == "finished":
+            done[profile] = Path(args[0])
+        elif kind == "error":
+            raise RuntimeError(f"demo sweep {profile} failed: {args[0]}")
+        else:
+            getattr(sinks[profile], kind)(*args)
+    return done
 
 
 def _write_report(runs: list[Run], report_dir: Path) -> Path | None:

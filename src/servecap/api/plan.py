@@ -24,6 +24,7 @@ class RunCapacity(BaseModel):
     latency_mean_s: float | None
     users: int | None
     levels: list[dict[str, Any]]
+    c_max_lower_bound: bool = False  # every tested level passed: test higher
 
 
 class CapacityReport(BaseModel):
@@ -51,6 +52,7 @@ def plan_runs(
                 latency_mean_s=plan.latency_mean_s,
                 users=plan.users,
                 levels=[verdict.model_dump() for verdict in plan.levels],
+                c_max_lower_bound=plan.c_max_lower_bound,
             )
         )
     return CapacityReport(slo=slo, runs=items)

@@ -23,7 +23,7 @@ from servecap.cli.common import (
     slo_from_flags,
     user_errors,
 )
-from servecap.cli.tables import capacity_table, levels_table
+from servecap.cli.tables import levels_table, print_plan, print_table
 from servecap.core.text import printable
 
 
@@ -47,9 +47,7 @@ def plan(
     if format == "json":
         print(report.model_dump_json(indent=2, include={"runs"}))
         return
-    console = Console()
-    for item in report.runs:
-        console.print(capacity_table(item, slo.statistic))
+    print_plan(Console(), report)
 
 
 @user_errors
@@ -76,7 +74,7 @@ def show(
             console.print(f"simulator time scale: x{info.time_scale:g}")
         for note in info.notes:
             console.print(f"note: {printable(note)}", markup=False, highlight=False)
-        console.print(levels_table(str(item.path), item.levels))
+        print_table(console, levels_table(str(item.path), item.levels))
 
 
 @user_errors

@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from servecap.api.loop import loop_factory
 from servecap.api.run import RunOutcome, run_benchmark_async
 from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
-from servecap.cli.tables import levels_table
+from servecap.cli.tables import levels_table, print_table
 from servecap.core.config import ClientOptions, RunConfig, parse_levels, validate_base_url
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
@@ -244,5 +244,5 @@ def run(
     )
     console = Console(stderr=True)
     outcome = execute(config, Secrets.from_env(api_key_env, headers), console)
-    Console().print(levels_table(f"{outcome.info.name} ({outcome.info.status})", outcome.levels))
+    print_table(Console(), levels_table(f"{outcome.info.name} ({outcome.info.status})", outcome.levels))
     print(f"run saved to {outcome.run_dir}")

@@ -16,6 +16,9 @@ from servecap.analysis import (
     infer_pairs,
     parse_pair,
 )
+from servecap.analysis.headline import Held, headline
+from servecap.analysis.slo import SloAnalysis
+from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import CLOSED, LEVEL_KINDS, format_value
 from servecap.report.charts_spec import CHARTS
@@ -116,7 +119,23 @@ def build_model(runs: list[Run], options: ReportOptions | None = None) -> Report
         analysis=analysis,
         summary=summary_findings(analysis.findings),
         charts=list(CHARTS),
+        headline=headlines(analysis.slo, options.slo),
     )
+
+
+def headlines(slo: SloAnalysis, judged: SLO) -> dict[str, list[str]]:
+    """The decision on the report's statistic first, then on the other one."""
+    order = sorted(slo.capacity, key=lambda stat: stat != judged.statistic)
+    return {
+        stat: headline(
+            [
+                Held(r.config, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound)
+                for r in slo.capacity[stat]
+            ],
+            judged.model_copy(update={"statistic": stat}),
+        )
+        for stat in order
+    }
 
 
 def summary_findings(findings: list[Finding]) -> list[Finding]:

@@ -56,7 +56,7 @@ def _chart(model: ReportModel, chart_id: str) -> list[str]:
 
 
 def _section(title: str, model: ReportModel, chart_id: str | None, key: str) -> list[str]:
-    out = [f"## {md(title)}", ""]
+    out = [f"## {title}", ""]  # our own section titles: nothing to escape
     if chart_id:
         out += _chart(model, chart_id)
     return out + _findings(model.analysis.section(key))
@@ -68,23 +68,23 @@ def render_markdown(model: ReportModel) -> str:
     out = [
         f"# {md(model.title)}",
         "",
-        md(
-            f"Generated {model.generated_at} by servecap {model.tool_version} from "
-            f"{len(model.runs)} run(s): {', '.join(model.configs)}."
-        ),
+        # our own words go in as written; only run names (user text) are escaped
+        f"Generated {md(model.generated_at)} by servecap {md(model.tool_version)} from "
+        f"{_count(len(model.runs), 'run')}: {', '.join(md(c) for c in model.configs)}.",
         "",
-        "## 1\\. Executive summary",
+        "## 1. Executive summary",
         "",
-        *_findings(model.summary),
+        *_headline(model),
         *_table(views.recommendation_table(model)),
+        *_findings(model.summary),
         *_chart(model, "10"),
-        "## 2\\. Setup and methodology",
+        "## 2. Setup and methodology",
         "",
         "| item | value |",
         "|---|---|",
         *(f"| {md(k)} | {md(v)} |" for k, v in model.methodology),
         "",
-        "## 3\\. Deployment configurations",
+        "## 3. Deployment configurations",
         "",
     ]
     diff, full = views.deployment_tables(model)
@@ -95,7 +95,7 @@ def render_markdown(model: ReportModel) -> str:
     )
     for name, cmd in model.deployment.commands.items():
         out += [f"**{md(name)}**", "", f"<pre>{html.escape(cmd, quote=True)}</pre>", ""]
-    out += ["## 4\\. Results at the lowest and highest level", ""]
+    out += ["## 4. Results at the lowest and highest level", ""]
     for c in dict.fromkeys((lv[0], lv[-1])):
         out += _table(views.overview(model, c))
     for title, chart_id, key in (
@@ -121,16 +121,28 @@ def render_markdown(model: ReportModel) -> str:
     out += _section("13. Consistency check", model, None, "consistency")
     out += _table(views.consistency_table(model))
     out += [
-        "## 14\\. How to read the numbers",
+        "## 14. How to read the numbers",
         "",
         *_reading(model),
-        "## 15\\. Appendix: tables per configuration",
+        "## 15. Appendix: tables per configuration",
         "",
         *_imported_note(model),
     ]
     for t in views.appendix_tables(model):
         out += _table(t)
     return "\n".join(out) + "\n"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _headline(model: ReportModel) -> list[str]:
+    """The decision first: one paragraph per statistic, the report's own statistic first."""
+    out: list[str] = []
+    for lines in model.headline.values():
+        out += [f"**{md(lines[0])}**", *(md(line) for line in lines[1:]), ""]
+    return out
 
 
 def _reading(model: ReportModel) -> list[str]:

@@ -68,6 +68,8 @@ class ReportModel(BaseModel):
     analysis: Analysis
     summary: list[Finding]
     charts: list[ChartInfo]
+    # statistic -> the decision sentence(s) the report opens with (analysis.headline)
+    headline: dict[str, list[str]] = Field(default_factory=dict)
 
     @property
     def configs(self) -> list[str]:

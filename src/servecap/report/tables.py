@@ -108,6 +108,7 @@ def _capacity_table(model: ReportModel, out: Path) -> Path:
             slo.slo.ttft_ms,
             slo.slo.tps,
             slo.slo.think_time_s,
+            r.c_max_lower_bound,
         ]
         for rows in slo.capacity.values()
         for r in rows
@@ -121,6 +122,7 @@ def _capacity_table(model: ReportModel, out: Path) -> Path:
         "ttft_slo_ms",
         "tps_slo",
         "think_time_s",
+        "c_max_lower_bound",  # every tested level passed: test higher
     ]
     return write_csv(out / "capacity.csv", header, rows)
 

@@ -107,12 +107,19 @@ def slo_table(model: ReportModel, stat: str) -> Table:
 
 def capacity_table(model: ReportModel, stat: str) -> Table:
     rows = [
-        [r.config, _f(r.c_max) if r.c_max else "none", _f(r.latency_mean_s, 2), _f(r.users or 0)]
+        [
+            r.config,
+            (">= " if r.c_max_lower_bound else "") + _f(r.c_max) if r.c_max else "none",
+            _f(r.latency_mean_s, 2),
+            (">= " if r.c_max_lower_bound else "") + _f(r.users or 0),
+        ]
         for r in model.analysis.slo.capacity[stat]
     ]
+    bound = any(r.c_max_lower_bound for r in model.analysis.slo.capacity[stat])
+    note = "; >= : every tested level passed, a lower bound: test higher" if bound else ""
     label = "P90" if stat == "p90" else "mean"
     return Table(
-        title=f"Capacity ({label})",
+        title=f"Capacity ({label}{note})",
         header=["config", f"C_max ({label})", "L_mean at C_max (s)", "users (N)"],
         rows=rows,
     )

@@ -39,6 +39,8 @@ class LevelVerdict(BaseModel):
     # the level stopped short: not counted for C_max by default (kept out of the stable
     # `plan --format json` shape; the run's status names its partial levels)
     partial: bool = Field(default=False, exclude=True)
+    # the level's warning about the statistic itself, e.g. "P90 from only 3 samples (want >= 10)"
+    sample_warning: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -72,6 +74,8 @@ class CapacityPlan(BaseModel):
     latency_mean_s: float | None
     users: int | None
     levels: list[LevelVerdict]
+    # every tested level passed: the true C_max (and users) may be higher than measured
+    c_max_lower_bound: bool = False
 
 
 def _users_closed(top: LevelKey, latency_mean_s: float, think_time_s: float) -> int:
@@ -95,9 +99,11 @@ def judge_level(level: LevelSummary, slo: SLO) -> LevelVerdict:
     clean = not level.error_rate
     ttft_ok = ttft is not None and ttft <= slo.ttft_ms and clean
     tps_ok = tps is not None and tps >= slo.tps and clean
+    prefix = f"{slo.statistic.upper()} from only"
+    warning = next((w for w in level.warnings if w.startswith(prefix)), None)
     return LevelVerdict(
         level=level.key, ttft=ttft, tps=tps, ttft_ok=ttft_ok, tps_ok=tps_ok,
-        partial=bool(level.partial),
+        partial=bool(level.partial), sample_warning=warning,
     )
 
 
@@ -134,4 +140,6 @@ def plan_levels(
         latency_mean_s=best.latency_mean_s,
         users=users,
         levels=verdicts,
+        # every counted level passed: the true C_max may lie above the highest tested
+        c_max_lower_bound=best is [lv for lv in ordered if include_partial or not lv.partial][-1],
     )

@@ -1,0 +1,136 @@
+"""What a user's terminal shows: the demo's ending under a real pty, tables at 80 columns.
+
+The demo runs for real (four simulators, tiny sweeps) on an 80-column pseudo-terminal and
+its bytes go through a terminal emulator (pyte), so cursor moves and redraws land where a
+terminal puts them: the screen at the end is what the user reads.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from servecap.cli.tables import levels_table, plain_text, print_table
+from servecap.core.summary import LevelSummary
+
+COLUMNS, LINES = 80, 400
+BAR = "━"
+
+
+def _run_on_pty(args: list[str], timeout_s: float) -> tuple[int, bytes]:
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
+    env = {**os.environ, "COLUMNS": str(COLUMNS), "LINES": str(LINES), "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen(args, stdin=follower, stdout=follower, stderr=follower, env=env,
+                            close_fds=True)
+    os.close(follower)
+    out = bytearray()
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([leader], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            elif proc.poll() is not None:
+                break
+        return proc.wait(timeout=30), bytes(out)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(leader)
+
+
+def _screen(raw: bytes) -> list[str]:
+    pyte = pytest.importorskip("pyte")
+    screen = pyte.Screen(COLUMNS, LINES)
+    stream = pyte.ByteStream(screen)
+    stream.feed(raw.replace(b"\n", b"\r\n"))
+    lines = [line.rstrip() for line in screen.display]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_demo_ending_on_an_80_column_terminal(tmp_path: Path) -> None:
+    args = [sys.executable, "-m", "servecap.cli.main", "demo", "--out", str(tmp_path / "d"),
+            "--concurrency", "1,2", "--rounds", "1"]
+    code, raw = _run_on_pty(args, timeout_s=200)
+    lines = _screen(raw)
+    (tmp_path / "screen.txt").write_text("\n".join(lines))
+    text = "\n".join(lines)
+    assert code == 0, text[-3000:]
+    tables = [i for i, line in enumerate(lines) if "(SLOs on p90)" in line]
+    assert len(tables) == 4, text
+    # one live display, stopped before the tables: no bar is drawn from there on
+    assert not any(BAR in line for line in lines[tables[0]:]), text
+    # every table is whole: header plus one row per level, numbers never cut
+    for start in tables:
+        header = next(i for i in range(start, start + 4) if lines[i].split()[:2] == ["c", "TTFT"])
+        rows = [line.split() for line in lines[header + 2:header + 4]]
+        assert [row[0] for row in rows] == ["1", "2"], text
+        assert all(float(row[1]) > 0 and float(row[3]) > 0 for row in rows), text
+    assert "…" not in text
+    # the answer is the last thing said, before the paths
+    tail = [line for line in lines if line.strip()][-8:]
+    assert any(line.startswith("Deploy ") for line in tail), tail
+    assert [line.split()[0] for line in tail if line.startswith(("runs:", "report:"))] == [
+        "runs:", "report:"]
+
+
+def _levels() -> list[LevelSummary]:
+    return [
+        LevelSummary(
+            concurrency=c, n_requests=10 * c, n_ok=10 * c, n_failed=0, ttft_mean_ms=51234.5 + c,
+            ttft_p90_ms=10987.25, itl_mean_ms=12.3456, tps_mean=1234.56, tps_p90=987.65,
+            latency_mean_s=123.456, rps=12345.678, output_tok_s=99999.9,
+            served_concurrency=63.9, loop_lag_p99_ms=1.5, client_bound=c == 64,
+            warnings=["P90 from only 3 samples (want >= 10)"] if c == 1 else [],
+        )
+        for c in (1, 2, 4, 8, 16, 32, 64)
+    ]
+
+
+@pytest.mark.parametrize("width", [80, 100, 200])
+def test_tables_never_cut_numbers(width: int) -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=width, force_terminal=True, color_system=None)
+    print_table(console, levels_table("run (complete)", _levels()))
+    text = out.getvalue()
+    assert "…" not in text
+    assert all(len(line) <= width for line in text.splitlines()), text
+    for shown in ("51235.5", "10987.2", "987.6", "P90 of 3 samples", "client-bound"):
+        assert shown in text
+    if width == 80:
+        assert "not shown at 80 columns:" in text and "12345.68" not in text
+    if width == 200:
+        assert "not shown" not in text and "12345.68" in text and "client-bound" in text
+
+
+def test_piped_output_is_plain_text_with_every_column() -> None:
+    out = io.StringIO()
+    print_table(Console(file=out, width=80), levels_table("run", _levels()))
+    text = out.getvalue()
+    assert text == plain_text(levels_table("run", _levels()))
+    assert not set(text) & set("│┃━─┏┗╇"), text
+    assert "12345.68" in text and "99999.9" in text and "\x1b" not in text
