@@ -18,7 +18,9 @@ ENABLE = {
     "engine": "pip install -r tests/engines/requirements.txt && "
     "SERVECAP_ENGINE_TESTS=1 python -m pytest -m engine   (builds llama-server on first use)",
 }
-EVERYTHING = "bash .ci/run   (as CI does: installs Chromium, the engines' dependencies, then runs all)"
+EVERYTHING = (
+    "bash .ci/run   (as CI does: installs Chromium, the engines' dependencies, then runs all)"
+)
 
 
 def suite_of(report: Any) -> str:

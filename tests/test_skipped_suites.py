@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +25,7 @@ def test_a_plain_run_names_skipped_suites_and_how_to_enable_them() -> None:
     assert "SERVECAP_ENGINE_TESTS=1 python -m pytest -m engine" in section
     assert "bash .ci/run" in section
     # the last section before pytest's result line
-    assert "6 skipped in" in out.rstrip().splitlines()[-1]
+    assert re.search(r"\d+ skipped in", out.rstrip().splitlines()[-1])
 
 
 def test_a_run_that_skips_nothing_says_nothing() -> None:

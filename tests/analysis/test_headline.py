@@ -29,13 +29,15 @@ def test_the_demo_case_explains_more_streams_but_fewer_users():
 def test_seed_headlines_on_both_statistics(tmp_path):
     import_summary(SEED_CSV, tmp_path)
     p90 = plan_capacity([tmp_path], SLO())
-    rows = [Held(r.name, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound) for r in p90.runs]
+    rows = [Held(r.name, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound)
+            for r in p90.runs]
     assert headline(rows, SLO()) == [
         "Deploy vllm-direct: it holds 427 users (C_max 32) at P90 TTFT <= 1 s and TPS >= 15 "
         "with 45 s think time; runner-up vllm-spec, 266."
     ]
     mean = plan_capacity([tmp_path], SLO(statistic="mean"))
-    rows = [Held(r.name, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound) for r in mean.runs]
+    rows = [Held(r.name, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound)
+            for r in mean.runs]
     assert headline(rows, SLO(statistic="mean")) == [
         "Deploy sglang-direct: it holds >= 717 users (C_max >= 64) at mean TTFT <= 1 s and "
         "TPS >= 15 with 45 s think time; runner-up vllm-direct, >= 682.",

@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import statistics
 
 import pytest
 
@@ -23,6 +24,21 @@ def sweep(base_url, out_dir, levels, rounds=3, **kw):
     return asyncio.run(run_benchmark_async(config))
 
 
+def server_side(run_dir, concurrency):
+    """Mean TTFT (ms), latency (s) and ITL (ms) as the server's own stamps saw them.
+
+    The schedule server sends its perf_counter stamps in the final chunk; perf_counter is
+    CLOCK_MONOTONIC, one clock for every process on the machine.
+    """
+    rows = [json.loads(line) for line in (run_dir / "requests.jsonl").read_text().splitlines()]
+    timings = [r["server_timings"] for r in rows
+               if r["concurrency"] == concurrency and not r["warmup"]]
+    ttft = [(t["first_write_ns"] - t["handler_start_ns"]) / 1e6 for t in timings]
+    latency = [(t["last_write_ns"] - t["handler_start_ns"]) / 1e9 for t in timings]
+    spread = [(t["last_write_ns"] - t["first_write_ns"]) / 1e6 for t in timings]
+    return statistics.mean(ttft), statistics.mean(latency), statistics.mean(spread)
+
+
 @pytest.mark.parametrize(
     ("tokens_per_chunk", "per_chunk_usage"), [(1, False), (4, False), (4, True)]
 )
@@ -32,28 +48,38 @@ def test_measures_the_schedule(tmp_path, tokens_per_chunk, per_chunk_usage):
             "--tokens-per-chunk", str(tokens_per_chunk)]
     if per_chunk_usage:
         args.append("--per-chunk-usage")
-    latency = TTFT_S + (N // tokens_per_chunk - 1) * interval
     # The server runs in its own process so that its work is not charged to the client.
     with server_process("tests.servers.schedule_server", *args) as base_url:
         outcome = sweep(base_url, tmp_path, [1, 16])
     by_c = {lv.concurrency: lv for lv in outcome.levels}
-    # Tolerances leave room for a shared 2-core CI machine (a loaded one made the median TTFT
-    # of three requests at c=1 3 ms late) while still catching a wrong timestamp, which is off
-    # by a whole TTFT or at least one 10 ms chunk interval; bench/ quotes the real error.
+    # What holds on any machine, loaded or not: each level measures what the server did
+    # within the tolerance, or says that it cannot be trusted (client-bound, with the
+    # reason). The reference is the server's own stamps, so a server process slowed by a
+    # busy machine is measured as slow (that is its latency), while the client's own delay
+    # is the error. Tolerances still catch a wrong timestamp (off by a whole TTFT or a
+    # 10 ms chunk interval); bench/ quotes the real error.
     for c, ttft_tol_ms in ((1, 7.5), (16, 15.0)):
         lv = by_c[c]
         assert lv.n_ok == 3 * c and lv.n_failed == 0
-        assert lv.ttft_mean_ms == pytest.approx(TTFT_S * 1000, abs=ttft_tol_ms)
-        assert lv.ttft_p50_ms == pytest.approx(TTFT_S * 1000, abs=ttft_tol_ms)
-        assert lv.itl_mean_ms == pytest.approx(ITL_S * 1000, rel=0.05)
-        assert lv.latency_mean_s == pytest.approx(latency, abs=ttft_tol_ms / 1000)
-        assert lv.rps == pytest.approx(c / latency, rel=0.08)
-        assert lv.output_tok_s == pytest.approx(c * N / latency, rel=0.08)
-        assert lv.served_concurrency == pytest.approx(c, rel=0.08)
         assert lv.tokens_from_usage is True
         assert lv.completion_tokens_mean == N
         assert lv.prompt_tokens_mean == 100
-        assert lv.tps_mean == pytest.approx(N / latency, rel=0.05)
+        server_ttft, server_latency, server_spread = server_side(outcome.run_dir, c)
+        client_error_ms = max(lv.ttft_mean_ms - server_ttft,
+                              1000 * (lv.latency_mean_s - server_latency))
+        if client_error_ms > ttft_tol_ms:
+            assert lv.client_bound, (c, client_error_ms, lv.client_delay_mean_ms, lv.warnings)
+            assert any(w.startswith("client-bound") for w in lv.warnings)
+            continue
+        assert lv.ttft_mean_ms == pytest.approx(server_ttft, abs=ttft_tol_ms)
+        assert server_ttft >= TTFT_S * 1000 - 1  # the server keeps its schedule or is late
+        assert lv.itl_mean_ms == pytest.approx(
+            server_spread / (N - tokens_per_chunk), rel=0.05, abs=ttft_tol_ms / N)
+        assert lv.latency_mean_s == pytest.approx(server_latency, abs=ttft_tol_ms / 1000)
+        assert lv.rps == pytest.approx(c / lv.latency_mean_s, rel=0.08)
+        assert lv.output_tok_s == pytest.approx(c * N / lv.latency_mean_s, rel=0.08)
+        assert lv.served_concurrency == pytest.approx(c, rel=0.08)
+        assert lv.tps_mean == pytest.approx(N / lv.latency_mean_s, rel=0.05)
     assert outcome.info.status == "complete"
 
 

@@ -82,7 +82,10 @@ def make_app(schedule: Schedule) -> web.Application:
                  "total_tokens": schedule.prompt_tokens + sent}
         # perf_counter is CLOCK_MONOTONIC, shared by processes on one machine: the client can
         # tell its own delay from the server's (bench/client_overhead.py does).
-        timings = {"handler_start_ns": handler_start_ns, "first_write_ns": first_write_ns}
+        # the final chunk's write is the end of the response (the client reads on to the
+        # [DONE] that follows in the same write); its stamp is taken just before it
+        timings = {"handler_start_ns": handler_start_ns, "first_write_ns": first_write_ns,
+                   "last_write_ns": time.perf_counter_ns()}
         final = {"id": "cmpl-test", "choices": [], "usage": usage, "timings": timings}
         await response.write(b"data: " + json.dumps(final).encode() + b"\n\ndata: [DONE]\n\n")
         await response.write_eof()

@@ -244,5 +244,6 @@ def run(
     )
     console = Console(stderr=True)
     outcome = execute(config, Secrets.from_env(api_key_env, headers), console)
-    print_table(Console(), levels_table(f"{outcome.info.name} ({outcome.info.status})", outcome.levels))
+    title = f"{outcome.info.name} ({outcome.info.status})"
+    print_table(Console(), levels_table(title, outcome.levels))
     print(f"run saved to {outcome.run_dir}")

@@ -23,6 +23,7 @@ from servecap.client.failures import (
     timeout_reason,
 )
 from servecap.client.pool import FreshConnector, SkipCount, current_skips
+from servecap.client.stamp_age import received_age_ms, sent_age_ms, socket_of
 from servecap.core.clock import now_ns
 from servecap.core.config import ClientOptions, Endpoint
 from servecap.core.errors import SSEProtocolError, UserInputError
@@ -154,6 +155,12 @@ class StreamingClient:
             allow_redirects=False,  # a redirect is a failure: never measure another origin
         ) as response:
             record.first_byte_at = now_ns()
+            sent_age = sent_age_ms(socket_of(response))
+            if sent_age is not None:
+                # the request left the machine at first_byte_at - sent_age; later than
+                # sent_at by the client's own delay in writing it
+                waited = (record.first_byte_at - record.sent_at) / 1e6 - sent_age
+                record.client_delay_ms = max(0.0, waited)
             record.http_status = response.status
             if not await self._response_ok(response, record):
                 return
@@ -185,21 +192,36 @@ class StreamingClient:
         record = reader.record
         received = 0
         content = response.content
+        sock = socket_of(response)
+        first_age: float | None = None
         try:
             while True:
                 data = await content.readany()
                 arrived_at = now_ns()  # stamped before any parsing
                 if not data:
+                    _add_read_delay(record, first_age, received_age_ms(sock))
                     break
                 received += len(data)
                 if received > MAX_RESPONSE_BYTES:
                     fail(record, "response_too_large", f"over {MAX_RESPONSE_BYTES} bytes")
                     return
+                before = record.first_token_at
                 for event, text in decoder.feed(data):
                     reader.feed(event, text, arrived_at)
+                if before is None and record.first_token_at is not None:
+                    # one syscall a request: how old the first token's bytes were when stamped
+                    first_age = received_age_ms(sock)
                 if record.status != "ok":
                     return  # keep reading after [DONE] so the connection is reused
             for event, text in decoder.close():
                 reader.feed(event, text, now_ns())
         finally:
             record.utf8_replaced = decoder.replaced
+
+
+def _add_read_delay(record: RequestRecord, *ages_ms: float | None) -> None:
+    """client_delay_ms: the send delay plus the larger of the read stamps' ages (first
+    token, end of stream), so that it bounds the client's share of TTFT and of latency."""
+    ages = [a for a in ages_ms if a is not None]
+    if ages:
+        record.client_delay_ms = (record.client_delay_ms or 0.0) + max(ages)

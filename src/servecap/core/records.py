@@ -84,6 +84,11 @@ class RequestRecord:
     # prompt_ms, predicted_ms, predicted_per_token_ms, ...); numbers only, kept for cross-checks.
     server_timings: dict[str, float] | None = None
     level: str | None = None
+    # The client's own delay inside this TTFT and latency, ms, from the socket's kernel
+    # clock: writing the request after sent_at, plus how old the bytes already were when
+    # the first token or the end was stamped (the larger; client.stamp_age: a lower bound at
+    # kernel-tick resolution; None where unknown).
+    client_delay_ms: float | None = None
 
     @classmethod
     def for_level(

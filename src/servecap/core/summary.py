@@ -88,6 +88,8 @@ class LevelSummary(BaseModel):
     loop_lag_p99_ms: float | None = None
     client_cpu_pct: float | None = None
     client_bound: bool | None = None
+    # the client's own delay inside TTFT (RequestRecord.client_delay_ms), mean over the level
+    client_delay_mean_ms: float | None = None
     warnings: list[str] = Field(default_factory=list)
     # Counting what went right only just: stale pooled connections skipped before a request
     # was written, streams that ended without `[DONE]`, invalid UTF-8 bytes replaced.

@@ -57,11 +57,13 @@ class ClientMonitor:
         )
 
     async def _sample(self) -> None:
-        loop = asyncio.get_running_loop()
+        # perf_counter, not loop.time(): uvloop's loop time is libuv's millisecond clock,
+        # cached at the start of each loop iteration, so it cannot see a callback that runs
+        # late within the iteration, which is where a busy client delays its stamps
         while True:
-            due = loop.time() + TICK_S
+            due = time.perf_counter() + TICK_S
             await asyncio.sleep(TICK_S)
-            self._lags_ms.append(max(0.0, loop.time() - due) * 1000.0)
+            self._lags_ms.append(max(0.0, time.perf_counter() - due) * 1000.0)
 
     def fields(self) -> dict[str, Any]:
         """The level's client-health columns (none if the level never ran)."""

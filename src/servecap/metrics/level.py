@@ -39,6 +39,11 @@ def _wall_ns(records: list[RequestRecord]) -> int | None:
     return max(ended) - min(sent)
 
 
+# A level whose TTFT holds more of the client's own delay than this is not trustworthy.
+CLIENT_DELAY_BOUND_MS = 5.0
+CLIENT_DELAY_BOUND_SHARE = 0.05  # of the TTFT mean, for slow servers
+
+
 def summarise_level(
     level: LevelKey | int,
     records: Iterable[RequestRecord],
@@ -75,6 +80,11 @@ def summarise_level(
     fields.update(extra)
     if extra.get("client_bound"):
         fields["warnings"] = [*fields["warnings"], "client-bound: the load generator lagged"]
+    ttft = fields.get("ttft_mean_ms")
+    warned = fields["warnings"]
+    fields.update(_client_delay(
+        rows, ttft if isinstance(ttft, float) else None, warned if isinstance(warned, list) else []
+    ))
     return LevelSummary.for_key(key, **fields)
 
 
@@ -107,6 +117,22 @@ def _token_warnings(rows: list[RequestRecord]) -> list[str]:
         f"tokens estimated for {estimated} request(s): the server sent no usage, so each "
         "token-bearing chunk counted as one token"
     ]
+
+
+def _client_delay(
+    rows: list[RequestRecord], ttft_mean_ms: float | None, warnings: list[str]
+) -> dict[str, object]:
+    """The client's own mean delay inside TTFT; over the bound, the level is client-bound
+    (its TTFT holds that much of the client's time), whatever the lag probe saw."""
+    delays = [r.client_delay_ms for r in rows if r.ok and r.client_delay_ms is not None]
+    if not delays:
+        return {}
+    mean = float(np.mean(delays))
+    bound = max(CLIENT_DELAY_BOUND_MS, CLIENT_DELAY_BOUND_SHARE * (ttft_mean_ms or 0.0))
+    if mean <= bound:
+        return {"client_delay_mean_ms": mean}
+    warning = f"client-bound: the client's own delay averaged {mean:.1f} ms of each TTFT"
+    return {"client_delay_mean_ms": mean, "client_bound": True, "warnings": [*warnings, warning]}
 
 
 def _throughput(rows: list[RequestRecord], metrics: list[RequestMetrics]) -> dict[str, object]:
