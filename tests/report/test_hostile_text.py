@@ -76,11 +76,9 @@ def test_html_stays_inert(hostile_report: Path) -> None:
     assert "<" not in data and ">" not in data and "\\u003c/script\\u003e" in data
 
 
-def test_chart_pages_stay_inert(hostile_report: Path) -> None:
-    for page in (hostile_report / "charts").glob("*.html"):
-        text = page.read_text()
-        assert SCRIPT not in text and IMG not in text
-        assert text.count("<script") == 3
+def test_no_chart_pages_beside_the_report(hostile_report: Path) -> None:
+    # the interactive charts are drawn inside report.html (checked above); charts/ holds PNGs
+    assert not list((hostile_report / "charts").glob("*.html"))
 
 
 def test_markdown_stays_inert(hostile_report: Path) -> None:

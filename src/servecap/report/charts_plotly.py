@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import html
 import math
-from pathlib import Path
 from typing import Any
 
 from servecap.report.charts_spec import Chart
@@ -61,7 +59,8 @@ def _axes(chart: Chart) -> dict[str, Any]:
     x: dict[str, Any] = {"title": {"text": chart.x_title}}
     if chart.log_x:
         x.update(type="log", tickvals=sorted({v for t in chart.traces for v in t.x}))
-    return {"xaxis": x, "yaxis": {"title": {"text": chart.y_title}}}
+    x["automargin"] = True
+    return {"xaxis": x, "yaxis": {"title": {"text": chart.y_title}, "automargin": True}}
 
 
 def figure(chart: Chart) -> dict[str, Any]:
@@ -89,7 +88,12 @@ def figure(chart: Chart) -> dict[str, Any]:
                 "showscale": False,
             }
         ]
-        layout["yaxis"] = {"autorange": "reversed", "title": {"text": chart.y_title}}
+        # automargin: the left margin grows to the longest config name and the axis title
+        # stands clear of it (a fixed 60 px clipped "sglang-direct" to "ang-direct")
+        layout["yaxis"] = {
+            "autorange": "reversed", "automargin": True,
+            "title": {"text": chart.y_title, "standoff": 12},
+        }
         return {"data": data, "layout": layout}
     layout.update(_axes(chart))
     if chart.kind == "bars":
@@ -120,6 +124,7 @@ def figure(chart: Chart) -> dict[str, Any]:
             }
         )
     layout["shapes"] = shapes
+    # above the plot area, where no data is drawn, one row per mark (nearby break-evens)
     layout["annotations"] = [
         {
             "x": _log10(x) if chart.log_x else x,
@@ -127,13 +132,15 @@ def figure(chart: Chart) -> dict[str, Any]:
             "yref": "paper",
             "text": label,
             "showarrow": False,
-            "textangle": -90,
-            "xanchor": "right",
-            "yanchor": "top",
+            "xanchor": "center",
+            "yanchor": "bottom",
+            "yshift": 2 + 14 * i,
             "font": {"size": 10},
         }
-        for x, label in chart.marks
+        for i, (x, label) in enumerate(chart.marks)
     ]
+    if chart.marks:
+        layout["margin"] = {**layout["margin"], "t": 60 + 14 * len(chart.marks)}
     return {"data": _traces(chart), "layout": layout}
 
 
@@ -162,31 +169,3 @@ def _grid(chart: Chart) -> dict[str, Any]:
         layout[f"xaxis{suffix}"] = axes["xaxis"]
         layout[f"yaxis{suffix}"] = axes["yaxis"]
     return {"data": data, "layout": layout}
-
-
-CHART_PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<script src="plotly.min.js"></script></head>
-<body><div id="chart" style="width:100%;height:90vh"></div>
-<script type="application/json" id="fig">{fig}</script>
-<script>var f = JSON.parse(document.getElementById("fig").textContent);
-Plotly.newPlot("chart", f.data, f.layout, {{responsive: true, displaylogo: false}});</script>
-</body></html>
-"""
-
-
-def write_chart_html(fig: dict[str, Any], path: Path, title: str) -> None:
-    """A standalone interactive chart that loads `plotly.min.js` from its own folder."""
-    from servecap.report.html import script_json
-
-    page = CHART_PAGE.format(title=html.escape(title), fig=script_json(fig))
-    path.write_text(page, encoding="utf-8")
-
-
-def write_plotly_js(folder: Path) -> Path:
-    """plotly.min.js beside the standalone charts (offline; no CDN)."""
-    from plotly.offline import get_plotlyjs
-
-    target = folder / "plotly.min.js"
-    target.write_text(get_plotlyjs(), encoding="utf-8")
-    return target

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,12 @@ from servecap.report.charts_plotly import PALETTE
 from servecap.report.charts_spec import Chart
 
 DPI = 100
+
+
+def _text(value: object) -> str:
+    """Run names and labels as plain text: an unescaped `$` would start matplotlib's math
+    text (which stays on, for the log axes' tick labels such as 10^2)."""
+    return str(value).replace("$", r"\$")
 
 
 def _draw_lines(ax: Any, chart: Chart, legend: bool = True) -> None:
@@ -22,7 +29,7 @@ def _draw_lines(ax: Any, chart: Chart, legend: bool = True) -> None:
             ys,
             marker="o",
             markersize=3,
-            label=t.name,
+            label=_text(t.name),
             linestyle="--" if t.dash else "-",
             color=PALETTE[t.color_index % len(PALETTE)],
         )
@@ -33,19 +40,23 @@ def _draw_lines(ax: Any, chart: Chart, legend: bool = True) -> None:
             ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
     if chart.hline is not None:
         ax.axhline(chart.hline, linestyle=":", color="#444")
-    for x, label in chart.marks:
+    for i, (x, label) in enumerate(chart.marks):
         ax.axvline(x, linestyle=":", color="#999")
+        # above the plot frame, where no data is drawn, one row per mark so that two
+        # nearby break-evens do not print over each other
         ax.annotate(
-            label,
-            (x, 0.98),
+            _text(label),
+            (x, 1.0),
             xycoords=("data", "axes fraction"),
-            rotation=90,
+            xytext=(0, 3 + 11 * i),
+            textcoords="offset points",
             fontsize=7,
-            ha="right",
-            va="top",
+            ha="center",
+            va="bottom",
+            annotation_clip=False,
         )
-    ax.set_xlabel(chart.x_title)
-    ax.set_ylabel(chart.y_title)
+    ax.set_xlabel(_text(chart.x_title))
+    ax.set_ylabel(_text(chart.y_title))
     ax.grid(True, alpha=0.3)
     if legend and chart.traces:
         ax.legend(fontsize=7)
@@ -60,13 +71,13 @@ def _draw_bars(ax: Any, chart: Chart) -> None:
             xs,
             [y or 0 for y in t.y],
             width,
-            label=t.name,
+            label=_text(t.name),
             color=PALETTE[t.color_index % len(PALETTE)],
             hatch="//" if t.dash else None,
         )
     ax.set_xticks([g + 0.4 - width / 2 for g in range(len(groups))], groups, fontsize=8)
     ax.set_yscale("symlog")
-    ax.set_ylabel(chart.y_title)
+    ax.set_ylabel(_text(chart.y_title))
     ax.legend(fontsize=7)
 
 
@@ -76,32 +87,38 @@ def _draw_heatmap(ax: Any, chart: Chart) -> None:
     cmap = ListedColormap(["#eeeeee", "#f4cccc", "#fff2cc", "#d9ead3"])
     ax.imshow(chart.z, cmap=cmap, vmin=-1.5, vmax=2.5, aspect="auto")
     ax.set_xticks(range(len(chart.cols)), chart.cols, fontsize=8)
-    ax.set_yticks(range(len(chart.rows)), chart.rows, fontsize=8)
+    ax.set_yticks(range(len(chart.rows)), [_text(r) for r in chart.rows], fontsize=8)
     for r, row in enumerate(chart.z_text):
         for c, text in enumerate(row):
-            ax.text(c, r, text, ha="center", va="center", fontsize=9)
-    ax.set_ylabel(chart.y_title)
+            ax.text(c, r, _text(text), ha="center", va="center", fontsize=9)
+    ax.set_ylabel(_text(chart.y_title))
 
 
-def render_png(chart: Chart, path: Path) -> None:
-    """Draw `chart` into `path` (PNG)."""
+def render_png(chart: Chart, path: Path) -> list[TickLabel]:
+    """Draw `chart` into `path` (PNG); returns its tick labels as drawn (for checks)."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    with plt.rc_context({"text.parse_math": False}):  # `$` in a run name is text, not TeX
-        _render(plt, chart, path)
+    return _render(plt, chart, path)
 
 
-def _render(plt: Any, chart: Chart, path: Path) -> None:
+@dataclass(frozen=True)
+class TickLabel:
+    text: str
+    parse_math: bool
+    width_px: float
+
+
+def _render(plt: Any, chart: Chart, path: Path) -> list[TickLabel]:
     grid = chart.kind == "grid"
     fig, axes = plt.subplots(2, 3, figsize=(15, 8)) if grid else plt.subplots(figsize=(8, 4.5))
     try:
         if grid:
             for ax, panel in zip(axes.flat, chart.panels, strict=False):
                 _draw_lines(ax, panel, legend=panel is chart.panels[0])
-                ax.set_title(panel.y_title, fontsize=9)
+                ax.set_title(_text(panel.y_title), fontsize=9)
                 ax.set_xlabel("c")
         elif chart.kind == "bars":
             _draw_bars(axes, chart)
@@ -109,8 +126,19 @@ def _render(plt: Any, chart: Chart, path: Path) -> None:
             _draw_heatmap(axes, chart)
         else:
             _draw_lines(axes, chart)
-        fig.suptitle(f"{chart.info.id} {chart.info.title}")
+        fig.suptitle(_text(f"{chart.info.id} {chart.info.title}"))
         fig.tight_layout()
         fig.savefig(path, dpi=DPI)
+        return _tick_labels(fig)
     finally:
         plt.close(fig)
+
+
+def _tick_labels(fig: Any) -> list[TickLabel]:
+    renderer = fig.canvas.get_renderer()
+    return [
+        TickLabel(t.get_text(), t.get_parse_math(), t.get_window_extent(renderer).width)
+        for ax in fig.axes
+        for t in (*ax.get_xticklabels(), *ax.get_yticklabels())
+        if t.get_visible() and t.get_text()
+    ]

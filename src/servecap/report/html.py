@@ -93,4 +93,6 @@ def render_html(model: ReportModel, figures: dict[str, dict[str, Any]]) -> str:
         data_json=script_json(page_data(model, figures)),
         plotly_js=get_plotlyjs().replace("</script", "<\\/script"),
         page_js=page_js,
+        # SLO marks (TTFT, then TPS) -> the live table's colours, for the static tables too
+        marks_class={"✓✓": "ok", "✓✗": "half", "✗✓": "half", "✗✗": "bad"},
     )

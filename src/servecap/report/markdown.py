@@ -50,7 +50,7 @@ def _chart(model: ReportModel, chart_id: str) -> list[str]:
     return [
         f"![{md(c.id + ' ' + c.title)}]({name}.png)",
         "",
-        f"*{md(c.caption)}* [interactive]({name}.html)",
+        f"*{md(c.caption)}* [interactive](report.html#chart-{c.id})",
         "",
     ]
 

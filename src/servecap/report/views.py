@@ -94,12 +94,18 @@ def speedup_table(model: ReportModel) -> Table:
 def slo_table(model: ReportModel, stat: str) -> Table:
     levels = model.analysis.levels
     rows = []
+    thin = False
     for name in model.configs:
-        cells = {c.level: c.marks for c in model.analysis.slo.cells(stat, name)}
+        cells = {}
+        for c in model.analysis.slo.cells(stat, name):
+            # beside the verdict it weakens: a P90 from fewer samples than it needs
+            cells[c.level] = c.marks + (" *" if c.sample_warning else "")
+            thin = thin or c.sample_warning is not None
         rows.append([name, *(cells.get(c, "") for c in levels)])
     label = "P90" if stat == "p90" else "mean"
+    note = f"; * {label} from fewer than 10 samples" if thin else ""
     return Table(
-        title=f"SLO compliance ({label}; TTFT mark, then TPS mark)",
+        title=f"SLO compliance ({label}; TTFT mark, then TPS mark{note})",
         header=["config", *(str(c) for c in levels)],
         rows=rows,
     )

@@ -1,4 +1,4 @@
-"""Write a report to disk: tables, charts (PNG + HTML), report.html, report.md, results.zip."""
+"""Write a report to disk: tables, chart PNGs, report.html, report.md, results.zip."""
 
 from __future__ import annotations
 
@@ -26,8 +26,12 @@ class ReportPaths:
 
 
 def write_charts(model: ReportModel, charts_dir: Path) -> tuple[dict[str, dict], list[Path]]:
-    """Every chart as PNG and standalone HTML; returns the plotly figures and the files."""
-    from servecap.report.charts_plotly import figure, write_chart_html, write_plotly_js
+    """Every chart as a PNG; returns the plotly figures (drawn in report.html) and the files.
+
+    The interactive charts live in report.html only (each at `report.html#chart-NN`): a
+    standalone page per chart would need plotly (4.6 MB) a second time beside the report.
+    """
+    from servecap.report.charts_plotly import figure
     from servecap.report.charts_png import render_png
 
     charts_dir.mkdir(parents=True, exist_ok=True)
@@ -35,12 +39,9 @@ def write_charts(model: ReportModel, charts_dir: Path) -> tuple[dict[str, dict],
     files: list[Path] = []
     for chart in all_charts(model):
         base = charts_dir / f"{chart.info.id}-{chart.info.slug}"
-        fig = figure(chart)
-        figures[chart.info.id] = fig
+        figures[chart.info.id] = figure(chart)
         render_png(chart, base.with_suffix(".png"))
-        write_chart_html(fig, base.with_suffix(".html"), f"{chart.info.id} {chart.info.title}")
-        files += [base.with_suffix(".png"), base.with_suffix(".html")]
-    files.append(write_plotly_js(charts_dir))
+        files.append(base.with_suffix(".png"))
     return figures, files
 
 

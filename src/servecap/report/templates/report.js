@@ -45,7 +45,10 @@
       return {verdicts: verdicts, cMax: null, lMean: null, users: null};
     }
     var users = pyRound(best.c * (1 + slo.think / best.latency_mean));
-    return {verdicts: verdicts, cMax: best.c, lMean: best.latency_mean, users: users};
+    /* every tested level passed: C_max and users are lower bounds */
+    var lowerBound = best === levels[levels.length - 1];
+    return {verdicts: verdicts, cMax: best.c, lMean: best.latency_mean, users: users,
+            lowerBound: lowerBound};
   }
 
   function cell(row, text, cls) {
@@ -91,6 +94,66 @@
     }
   }
 
+  /* Chart 06 shows C_max and users on both statistics: recompute them under the live
+     TTFT, TPS and think time (trace names are "C_max (p90)", "users (mean)", ...). */
+  function redrawCapacity(slo) {
+    var fig = data.figures["06"];
+    if (!fig) { return; }
+    ["p90", "mean"].forEach(function (stat) {
+      var judged = {ttft: slo.ttft, tps: slo.tps, stat: stat, think: slo.think};
+      var plans = data.configs.map(function (cfg) { return plan(cfg.levels, judged); });
+      fig.data.forEach(function (trace) {
+        if (trace.name === "C_max (" + stat + ")") {
+          trace.y = plans.map(function (p) { return p.cMax === null ? 0 : p.cMax; });
+        } else if (trace.name === "users (" + stat + ")") {
+          trace.y = plans.map(function (p) { return p.users === null ? 0 : p.users; });
+        }
+        if (trace.name.indexOf("(" + stat + ")") >= 0) {
+          trace.text = trace.y.map(function (v) { return String(v); });
+        }
+      });
+    });
+    var el = document.getElementById("chart-06");
+    if (el && el.getAttribute("data-rendered") === "1" && typeof Plotly !== "undefined") {
+      Plotly.react(el, fig.data, fig.layout);
+    }
+  }
+
+  function sloText(slo) {
+    var ttft = slo.ttft >= 1000 ? (slo.ttft / 1000) + " s" : slo.ttft + " ms";
+    return (slo.stat === "p90" ? "P90" : "mean") + " TTFT <= " + ttft + " and TPS >= " +
+      slo.tps + " with " + slo.think + " s think time";
+  }
+
+  /* The summary's decision under the live SLOs (analysis.headline's rule: most users,
+     then the larger C_max), shown while they differ from the report's own. */
+  function updateHeadline(plans, slo) {
+    var el = document.getElementById("headline-live");
+    if (!el) { return; }
+    var same = slo.ttft === data.slo.ttft && slo.tps === data.slo.tps &&
+      slo.stat === data.slo.stat && slo.think === data.slo.think;
+    el.hidden = same;
+    if (same) { return; }
+    var held = [];
+    plans.forEach(function (p, i) {
+      if (p.users !== null) {
+        held.push({name: data.configs[i].name, users: p.users, cMax: p.cMax, bound: p.lowerBound});
+      }
+    });
+    held.sort(function (a, b) { return (b.users - a.users) || (b.cMax - a.cMax); });
+    function users(h) { return (h.bound ? ">= " : "") + h.users; }
+    var text;
+    if (!held.length) {
+      text = "With the SLOs set below: no deployment meets " + sloText(slo) + " at any tested level.";
+    } else {
+      var best = held[0];
+      text = "With the SLOs set below: deploy " + best.name + ": it holds " + users(best) +
+        " users (C_max " + (best.bound ? ">= " : "") + best.cMax + ") at " + sloText(slo) +
+        (held.length > 1 ? "; runner-up " + held[1].name + ", " + users(held[1]) : "") + ".";
+    }
+    el.textContent = text;
+  }
+
   function update() {
     var slo = readSlo();
     if (!(slo.ttft > 0) || !(slo.tps >= 0) || !(slo.think >= 0)) { return; }
@@ -114,12 +177,15 @@
       matrix.appendChild(row);
       var crow = document.createElement("tr");
       cell(crow, cfg.name);
-      cell(crow, p.cMax === null ? "none" : String(p.cMax));
+      var atLeast = p.lowerBound ? ">= " : "";
+      cell(crow, p.cMax === null ? "none" : atLeast + String(p.cMax));
       cell(crow, num(p.lMean, 2));
-      cell(crow, p.users === null ? "0" : String(p.users));
+      cell(crow, p.users === null ? "0" : atLeast + String(p.users));
       capacity.appendChild(crow);
     });
     redrawHeatmap(plans, slo);
+    redrawCapacity(slo);
+    updateHeadline(plans, slo);
     document.getElementById("slo-live-label").textContent =
       "TTFT <= " + slo.ttft + " ms, TPS >= " + slo.tps + " tok/s on " +
       (slo.stat === "p90" ? "P90" : "mean") + ", think time " + slo.think + " s";
