@@ -69,12 +69,23 @@ def ui_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         wait_healthy(url, proc)
         yield url, results
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        # SIGTERM to the pid alone, as kill or systemd send it: Streamlit and every child
+        # it started (the Try-it simulator) must be gone after it
+        proc.send_signal(signal.SIGTERM)
         try:
             proc.wait(15)
         except subprocess.TimeoutExpired:
+            pass
+        from tests.ui.test_ui_process import session_members
+
+        deadline = time.monotonic() + 10
+        while session_members(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = session_members(proc.pid)
+        if left:
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
+        assert left == [], f"left running after SIGTERM: {left}"
 
 
 def shot(page: Any, name: str) -> None:

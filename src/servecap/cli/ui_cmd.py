@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
-import subprocess
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -40,8 +40,10 @@ def ui(
         typer.echo("servecap ui needs Streamlit: pip install 'servecap[ui]'", err=True)
         raise typer.Exit(2)
     typer.echo(f"servecap ui on http://{host}:{port} (results in {results})")
-    try:
-        code = subprocess.call(streamlit_command(results, port, host))
-    except KeyboardInterrupt:
-        code = 130
-    raise typer.Exit(code)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Streamlit replaces this process (same pid): a SIGTERM from kill, systemd or a
+    # container stop reaches Streamlit itself, which shuts down and stops the app's
+    # simulator, instead of a parent that dies and leaves the server holding the port.
+    command = streamlit_command(results, port, host)
+    os.execv(command[0], command)

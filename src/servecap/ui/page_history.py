@@ -78,7 +78,10 @@ def render_history_page(results: Path, slo: SLO) -> None:
         st.session_state[COMPARE_KEY] = kept
     picked = st.multiselect("Compare runs", list(labels), format_func=lambda f: labels[f],
                             key=COMPARE_KEY, placeholder="pick two or more runs")
-    runs = [run for run in (index.by_folder(f) for f in picked) if run is not None]
+    # in the history's order, not the order picked: each run keeps its colour (and its
+    # place in the tables) whatever was selected first, as in a report over the same runs
+    chosen = set(picked)
+    runs = [run for run in index.runs if run.path.name in chosen]
     if len(runs) < 2:
         st.info("Pick two or more runs to compare them.")
         return

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from servecap.analysis.headline import Held, headline
 from servecap.api.plan import plan_runs
 from servecap.api.runs import RunIndex, scan_results
 from servecap.core.config import SLO
@@ -54,11 +55,24 @@ def _run_header(run: Run) -> None:
 
 def show_capacity(run: Run, slo: SLO) -> None:
     """C_max and users for this run under the sidebar's SLOs (recomputed on every change)."""
-    capacity = plan_runs([run], slo).runs[0]
+    report = plan_runs([run], slo)
+    capacity = report.runs[0]
+    lines = headline(
+        [Held(r.name, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound)
+         for r in report.runs],
+        slo,
+    )
+    st.markdown(f"**{plain(lines[0])}**")  # the decision first, as in the report
+    for line in lines[1:]:
+        st.text(line)
     label = "P90" if slo.statistic == "p90" else "mean"
     c1, c2, c3 = st.columns(3)
-    c1.metric(f"C_max ({label})", capacity.c_max if capacity.c_max is not None else "none")
-    c2.metric("Users (Little's law)", capacity.users if capacity.users is not None else "none")
+    c_max = "none" if capacity.c_max is None else (
+        f">= {capacity.c_max}" if capacity.c_max_lower_bound else str(capacity.c_max))
+    c1.metric(f"C_max ({label})", c_max)
+    users = "none" if capacity.users is None else (
+        f">= {capacity.users}" if capacity.c_max_lower_bound else str(capacity.users))
+    c2.metric("Users (Little's law)", users)
     latency = capacity.latency_mean_s
     c3.metric("Mean latency at C_max", f"{latency:.3f} s" if latency is not None else "n/a")
     st.caption(

@@ -57,8 +57,13 @@ def show_findings(model: ReportModel) -> None:
     if not shown:
         st.text("No findings for these runs.")
         return
+    for lines in model.headline.values():  # the decision first, as in the report
+        st.markdown(f"**{plain(lines[0])}**")
+        for line in lines[1:]:
+            st.text(line)
     for finding in shown:
-        marker = {"warning": "!!", "notice": "!"}.get(str(finding.severity), "-")
+        # a symbol for the severity, not ASCII markers that read as part of the text
+        marker = {"warning": "⚠", "notice": "ℹ"}.get(str(finding.severity), "•")
         st.text(f"{marker} {finding.text}")
     rest = [f for f in model.analysis.findings if f not in shown]
     if rest:

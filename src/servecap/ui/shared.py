@@ -48,17 +48,50 @@ def results_dir() -> Path:
 
 
 def slo_controls() -> SLO:
-    """The seed's sidebar: TTFT SLO, TPS SLO, statistic and think time."""
+    """The seed's sidebar: TTFT SLO, TPS SLO, statistic and think time.
+
+    Typed values are checked, not clamped: -5 or an empty box gets a message beside it and
+    the last valid value stays in force (a number input would silently put back its limit).
+    """
     side, default = st.sidebar, SLO()
     side.header("Capacity planning")
-    ttft = side.number_input("TTFT SLO (ms)", min_value=1.0, max_value=600_000.0,
-                             value=default.ttft_ms, step=50.0, key="slo_ttft")
-    tps = side.number_input("TPS SLO (tok/s per user)", min_value=0.0, max_value=100_000.0,
-                            value=default.tps, step=1.0, key="slo_tps")
+    ttft = _number("TTFT SLO (ms)", "slo_ttft", default.ttft_ms, above=0.0)
+    tps = _number("TPS SLO (tok/s per user)", "slo_tps", default.tps, at_least=0.0)
     statistic = side.radio("Statistic", ["p90", "mean"], key="slo_stat", horizontal=True,
                            index=["p90", "mean"].index(default.statistic),
                            format_func=lambda s: "P90 (tail)" if s == "p90" else "mean")
-    think = side.number_input("Think time (s)", min_value=0.0, max_value=86_400.0,
-                              value=default.think_time_s, step=5.0, key="slo_think")
-    return SLO(ttft_ms=float(ttft), tps=float(tps), think_time_s=float(think),
+    think = _number("Think time (s)", "slo_think", default.think_time_s, at_least=0.0)
+    return SLO(ttft_ms=ttft, tps=tps, think_time_s=think,
                statistic="mean" if statistic == "mean" else "p90")
+
+
+def _number(
+    label: str, key: str, default: float, above: float | None = None,
+    at_least: float | None = None,
+) -> float:
+    """A sidebar number typed as text; an invalid entry is named and the last good one kept."""
+    good_key = f"{key}_valid"
+    last = float(st.session_state.get(good_key, default))
+    text = st.sidebar.text_input(label, value=f"{default:g}", key=key)
+    problem = number_problem(text, above, at_least)
+    if problem:
+        st.sidebar.error(f"{label}: {problem}; still using {last:g}")
+        return last
+    value = float(text)
+    st.session_state[good_key] = value
+    return value
+
+
+def number_problem(text: str, above: float | None, at_least: float | None) -> str | None:
+    """Why `text` is not an acceptable value, or None."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return "enter a number" if not text.strip() else f"{text.strip()!r} is not a number"
+    if value != value or value in (float("inf"), float("-inf")):
+        return "enter a finite number"
+    if above is not None and value <= above:
+        return f"must be more than {above:g} (got {value:g})"
+    if at_least is not None and value < at_least:
+        return f"must be at least {at_least:g} (got {value:g})"
+    return None
