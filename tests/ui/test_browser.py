@@ -6,6 +6,7 @@ Screenshots go to test-artifacts/ui/.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -72,10 +73,8 @@ def ui_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         # SIGTERM to the pid alone, as kill or systemd send it: Streamlit and every child
         # it started (the Try-it simulator) must be gone after it
         proc.send_signal(signal.SIGTERM)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(15)
-        except subprocess.TimeoutExpired:
-            pass
         from tests.ui.test_ui_process import session_members
 
         deadline = time.monotonic() + 10
@@ -136,7 +135,8 @@ def bad_input_starts_nothing(page: Any, results: Path) -> None:
 def try_it_then_typed_server(page: Any, sim: SimServerHandle) -> None:
     """Run 1 against the app's own "try it" simulator, run 2 against the test's."""
     page.get_by_role("button", name="Try it: start a simulator").click()
-    expect(page.get_by_text("running at http://127.0.0.1")).to_be_visible()
+    started = re.compile(r"running at http://127.0.0.1.*, at real time")  # the scale, up front
+    expect(page.get_by_text(started)).to_be_visible()
     run_sweep(page, "try-it-run", drop_levels=2)
     shot(page, "01-run-complete")
     set_field(page, "Base URL", sim.base_url)
@@ -149,15 +149,19 @@ def results_follow_the_slo(page: Any) -> None:
     sidebar_page(page, "Results")
     page.get_by_text("Per-level results").wait_for()
     expect(page.locator('[data-testid="stDataFrame"]').first).to_be_visible()
+    # the decision opens the page; the charts further down draw once scrolled to
+    expect(page.get_by_text(re.compile(r"^Deploy ")).first).to_be_visible()
+    page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
     c_max = page.locator('[data-testid="stMetricValue"]').first
-    expect(c_max).to_have_text("2")
+    at_least_2 = re.compile(r"^(>=|≥) 2$")  # both levels passed: a lower bound
+    expect(c_max).to_have_text(at_least_2)
     shot(page, "02-results")
     set_field(page, "TTFT SLO (ms)", "1")
     expect(c_max).to_have_text("none")
     shot(page, "03-results-strict-slo")
     set_field(page, "TTFT SLO (ms)", "1000")
-    expect(c_max).to_have_text("2")
+    expect(c_max).to_have_text(at_least_2)
 
 
 def compare_and_download(page: Any, target: Path) -> None:

@@ -51,8 +51,10 @@ def _try_it() -> None:
     st.session_state["api_key"] = ""
     _refresh_models()
     if st.session_state.get(SERVER_MSG, ("", ""))[0] == "ok":
+        scale = holder.time_scale
+        pace = "real time" if scale == 1 else f"{scale:g}x real time (times {scale:g}x shorter)"
         st.session_state[SERVER_MSG] = (
-            "ok", f"simulator profile '{holder.profile}' running at {url}",
+            "ok", f"simulator profile '{holder.profile}' running at {url}, at {pace}",
         )
 
 
@@ -64,7 +66,8 @@ def _server_section() -> None:
     left, right = st.columns(2)
     left.button("Refresh models", on_click=_refresh_models, key="refresh_models")
     right.button("Try it: start a simulator", on_click=_try_it, key="try_it",
-                 help="Serves a simulated model on 127.0.0.1 so you can run at once.")
+                 help="Serves a simulated model on 127.0.0.1 at real time (x1), so you "
+                      "can run at once.")
     message = st.session_state.get(SERVER_MSG)
     if message:
         (st.success if message[0] == "ok" else st.error)(plain(message[1]))
