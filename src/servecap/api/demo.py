@@ -20,10 +20,9 @@ from typing import Any
 
 from servecap.api.plan import CapacityReport, plan_runs
 from servecap.api.progress import NullProgress, ProgressSink
+from servecap.api.queue_progress import QueueProgress
 from servecap.api.run import Secrets, run_benchmark
 from servecap.core.config import DEFAULT_LEVELS, SLO, ClientOptions, RunConfig
-from servecap.core.records import RequestRecord
-from servecap.core.summary import LevelSummary
 from servecap.sim.runner import start_server_process
 from servecap.storage.runs import Run, load_runs
 
@@ -39,26 +38,6 @@ class DemoResult:
     plan: CapacityReport
 
 
-class _QueueProgress:
-    """A progress sink in a sweep's child process: forwards every event to the parent."""
-
-    def __init__(self, profile: str, events: Any) -> None:
-        self.profile = profile
-        self.events = events
-
-    def started(self, total_requests: int, run_dir: str, model: str) -> None:
-        self.events.put((self.profile, "started", (total_requests, run_dir, model)))
-
-    def level_started(self, concurrency: int, n_requests: int) -> None:
-        self.events.put((self.profile, "level_started", (concurrency, n_requests)))
-
-    def request_done(self, record: RequestRecord) -> None:
-        self.events.put((self.profile, "request_done", (record,)))
-
-    def level_done(self, summary: LevelSummary) -> None:
-        self.events.put((self.profile, "level_done", (summary,)))
-
-
 def _sweep(profile: str, rounds: int, levels: tuple[int, ...], time_scale: float,
            runs_dir: str, events: Any) -> None:
     """Child process: one simulator, one sweep; ends with ("finished"|"error", detail)."""
@@ -68,7 +47,7 @@ def _sweep(profile: str, rounds: int, levels: tuple[int, ...], time_scale: float
                 name=profile, concurrency=list(levels), rounds=rounds, out_dir=runs_dir,
                 client=ClientOptions(base_url=server.base_url),
             )
-            outcome = run_benchmark(config, Secrets(), _QueueProgress(profile, events))
+            outcome = run_benchmark(config, Secrets(), QueueProgress(events, profile))
         events.put((profile, "finished", (str(outcome.run_dir),)))
     except BaseException as exc:  # the parent reports it; a child has no console of its own
         events.put((profile, "error", (f"{type(exc).__name__}: {exc}",)))
