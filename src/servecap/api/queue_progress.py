@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
 
@@ -22,8 +23,8 @@ class QueueProgress:
     def started(self, total_requests: int, run_dir: str, model: str) -> None:
         self.events.put((self.tag, "started", (total_requests, run_dir, model)))
 
-    def level_started(self, concurrency: int, n_requests: int) -> None:
-        self.events.put((self.tag, "level_started", (concurrency, n_requests)))
+    def level_started(self, level: LevelKey, n_requests: int) -> None:
+        self.events.put((self.tag, "level_started", (level, n_requests)))
 
     def request_done(self, record: RequestRecord) -> None:
         self.events.put((self.tag, "request_done", (record,)))

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from servecap.cli.common import user_errors
 from servecap.cli.tables import print_plan
 from servecap.core.config import parse_levels
+from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
 
@@ -47,8 +48,8 @@ class _ProfileBar:
     def started(self, total_requests: int, run_dir: str, model: str) -> None:
         self.bars.update(self.task, total=total_requests)  # type: ignore[arg-type]
 
-    def level_started(self, concurrency: int, n_requests: int) -> None:
-        self.bars.update(self.task, description=f"c={concurrency}")  # type: ignore[arg-type]
+    def level_started(self, level: LevelKey, n_requests: int) -> None:
+        self.bars.update(self.task, description=str(level))  # type: ignore[arg-type]
 
     def request_done(self, record: RequestRecord) -> None:
         self.bars.update(self.task, advance=1)  # type: ignore[arg-type]
@@ -56,7 +57,7 @@ class _ProfileBar:
     def level_done(self, summary: LevelSummary) -> None:
         bound = ", client-bound" if summary.client_bound else ""
         self.bars.console.print(
-            f"{self.profile} c={summary.concurrency}: {summary.n_ok} ok, {summary.n_failed} "
+            f"{self.profile} {summary.key}: {summary.n_ok} ok, {summary.n_failed} "
             f"failed, TTFT P90 {summary.ttft_p90_ms or 0:.1f} ms, TPS P90 "
             f"{summary.tps_p90 or 0:.1f}{bound}",
             highlight=False, markup=False,
