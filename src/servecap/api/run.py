@@ -29,6 +29,7 @@ from servecap.api.preflight import (
     resolve_model,
 )
 from servecap.api.progress import NullProgress, ProgressSink
+from servecap.api.workload import build_source, client_extra_body
 from servecap.client.http import StreamingClient, make_session
 from servecap.client.server_info import version_facts
 from servecap.core.clock import ClockAnchor
@@ -50,7 +51,6 @@ from servecap.storage.run_dir import (
     write_run_info,
     write_summaries,
 )
-from servecap.workload.source import builtin_source
 
 
 @dataclass
@@ -71,7 +71,7 @@ class _Run:
         self.levels: list[LevelSummary] = []
         self.health: dict[str, dict[str, Any]] = {}
         self.ids = itertools.count()
-        self.source = builtin_source(config.input_tokens, config.output_tokens, config.seed)
+        self.source = build_source(config)  # reads datasets/traces: bad input fails here
 
     def sink_for(self, writer: RecordWriter, bucket: list[RequestRecord]) -> Any:
         def sink(record: RequestRecord) -> None:
@@ -114,7 +114,7 @@ async def run_benchmark_async(
         write_run_info(run_dir, info)
         client = StreamingClient(
             session, config.client, model, config.endpoint, config.output_tokens,
-            config.extra_body,
+            client_extra_body(config),
         )
         writer = RecordWriter(run_dir / REQUESTS_FILE)
         total = config.warmup + sum(level.n_requests for level in state.plan.levels())

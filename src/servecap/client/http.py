@@ -30,7 +30,7 @@ from servecap.core.errors import SSEProtocolError, UserInputError
 from servecap.core.records import RequestRecord
 from servecap.core.urls import hide_userinfo
 from servecap.sse.decoder import SSEDecoder
-from servecap.workload.source import Request
+from servecap.workload.source import AnyRequest
 
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 
@@ -101,17 +101,18 @@ class StreamingClient:
             sock_read=options.stall_timeout_s,
         )
 
-    def body(self, request: Request) -> bytes:
+    def body(self, request: AnyRequest) -> bytes:
         body = dict(self._template)
         if self._per_request_max:
             body["max_tokens"] = request.max_tokens
         if self._chat:
-            body["messages"] = [{"role": "user", "content": request.text}]
+            # a shared prefix arrives as its own system message, a dataset row as its turns
+            body["messages"] = [{"role": m.role, "content": m.content} for m in request.messages]
         else:
             body["prompt"] = request.text
         return json.dumps(body).encode()
 
-    async def send(self, request: Request, record: RequestRecord) -> None:
+    async def send(self, request: AnyRequest, record: RequestRecord) -> None:
         """Send `request` once, record every timestamp; never raises for server faults."""
         payload = self.body(request)
         reader = ChunkReader(record, self._chat)

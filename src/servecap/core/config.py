@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from servecap.core.errors import UserInputError
 from servecap.core.load_spec import ClosedLoad, LoadSpec
 from servecap.core.urls import hide_userinfo, strip_credentials
+from servecap.core.workload_spec import WorkloadSpec
 
 Endpoint = Literal["chat", "completions"]
 Statistic = Literal["p90", "mean"]
@@ -107,6 +108,9 @@ class RunConfig(BaseModel):
     # The load plan when it is not the closed sweep of `concurrency` x `rounds` above (the
     # CLI's flags build that one); absent from stored configs when unset.
     load: LoadSpec | None = None
+    # What to send when it is not the built-in prompts (datasets, length distributions,
+    # shared prefixes); absent from stored configs when unset.
+    workload: WorkloadSpec | None = None
 
     @field_validator("concurrency")
     @classmethod
@@ -123,7 +127,8 @@ class RunConfig(BaseModel):
 
     def stored(self) -> dict[str, object]:
         """The config as written to disk: credentials stripped from the URL."""
-        data = self.model_dump(mode="json", exclude={"load"} if self.load is None else None)
+        unset = {name for name in ("load", "workload") if getattr(self, name) is None}
+        data = self.model_dump(mode="json", exclude=unset or None)
         client = data["client"]
         assert isinstance(client, dict)
         client["base_url"] = strip_credentials(self.client.base_url)

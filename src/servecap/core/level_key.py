@@ -47,6 +47,17 @@ LEVEL_KINDS: dict[str, LevelKind] = {
         mode="fixed schedule",
         methodology="fixed schedule: each request is sent at a given target time",
     ),
+    "replay": LevelKind(
+        prefix="speed",
+        unit="x",
+        quantity="trace speed",
+        axis_title="trace speed (x recorded)",
+        mode="trace replay",
+        methodology=(
+            "trace replay: each trace row is sent at its recorded offset divided by the "
+            "speed, with its recorded input length and asking for its recorded output length"
+        ),
+    ),
 }
 
 CLOSED = "closed"

@@ -36,6 +36,11 @@ class FixedLevel(LevelSpec):
     offsets_ns: tuple[int, ...]  # target send times, from the level's start
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplayLevel(LevelSpec):
+    speed: float  # the trace's offsets are divided by this
+
+
 def warmup_level(n_requests: int) -> ClosedLevel:
     """Warm-up is one stream whatever the kind; its rows are marked and never form a level."""
     return ClosedLevel(
@@ -92,4 +97,41 @@ class FixedLoad(BaseModel):
         return max(len(offsets) for offsets in self.schedules)
 
 
-LoadSpec = Annotated[ClosedLoad | FixedLoad, Field(discriminator="kind")]
+# The most connections a replay opens: a trace's requests in flight, not its rows.
+REPLAY_POOL = 2048
+
+
+class ReplayLoad(BaseModel):
+    """A trace replayed once per speed: row i sent at its offset / speed (`--trace`).
+
+    The offsets live in the trace file, read again by the run; `rows` is how many rows the
+    window holds, so the plan knows its size before any load."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["replay"] = "replay"
+    trace: str
+    format: str = "auto"
+    start_s: float = Field(default=0.0, ge=0)
+    duration_s: float | None = Field(default=None, gt=0)
+    speeds: list[float] = Field(default_factory=lambda: [1.0], min_length=1)
+    rows: int = Field(ge=1)
+
+    @field_validator("speeds")
+    @classmethod
+    def _check_speeds(cls, value: list[float]) -> list[float]:
+        if any(not speed > 0 for speed in value):
+            raise ValueError("every trace speed is a number > 0")
+        return value
+
+    def levels(self) -> list[ReplayLevel]:
+        return [
+            ReplayLevel(key=LevelKey("replay", speed), n_requests=self.rows, speed=speed)
+            for speed in sorted(set(self.speeds))
+        ]
+
+    def max_in_flight(self) -> int:
+        return min(self.rows, REPLAY_POOL)
+
+
+LoadSpec = Annotated[ClosedLoad | FixedLoad | ReplayLoad, Field(discriminator="kind")]

@@ -89,6 +89,10 @@ class RequestRecord:
     # the first token or the end was stamped (the larger; client.stamp_age: a lower bound at
     # kernel-tick resolution; None where unknown).
     client_delay_ms: float | None = None
+    # What the request asked for: the prompt length it was built to hold and its max_tokens
+    # (the served lengths are `prompt_tokens`/`completion_tokens`); None in older runs.
+    input_tokens_sent: int | None = None
+    max_tokens_sent: int | None = None
 
     @classmethod
     def for_level(

@@ -85,6 +85,21 @@ class LevelSummary(BaseModel):
     prompt_tokens_mean: float | None = None
     completion_tokens_mean: float | None = None
     tokens_from_usage: bool | None = None
+    # lengths sent (asked for) and served (usage), per level: metrics/lengths.py
+    input_tokens_sent_mean: float | None = None
+    input_tokens_sent_p50: float | None = None
+    input_tokens_sent_p90: float | None = None
+    output_tokens_sent_mean: float | None = None
+    output_tokens_sent_p50: float | None = None
+    output_tokens_sent_p90: float | None = None
+    prompt_tokens_p50: float | None = None
+    prompt_tokens_p90: float | None = None
+    completion_tokens_p50: float | None = None
+    completion_tokens_p90: float | None = None
+    # how late a scheduled level's requests went out (sent_at - scheduled_at)
+    send_lateness_mean_ms: float | None = None
+    send_lateness_p99_ms: float | None = None
+    send_lateness_max_ms: float | None = None
     loop_lag_p99_ms: float | None = None
     client_cpu_pct: float | None = None
     client_bound: bool | None = None

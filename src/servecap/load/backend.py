@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from servecap.core.records import RequestRecord
-from servecap.workload.source import Request
+from servecap.workload.source import AnyRequest
 
 
 class Backend(Protocol):
@@ -15,4 +15,4 @@ class Backend(Protocol):
     `asyncio.CancelledError` after marking the record cancelled.
     """
 
-    async def send(self, request: Request, record: RequestRecord) -> None: ...
+    async def send(self, request: AnyRequest, record: RequestRecord) -> None: ...

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from servecap.core.records import RequestRecord
 from servecap.load.backend import Backend
-from servecap.workload.source import RequestSource
+from servecap.workload.source import AnyRequest, RequestSource
 
 RecordSink = Callable[[RequestRecord], None]
 
@@ -34,10 +34,14 @@ class LevelIO:
     def stopped(self) -> bool:
         return self.stop is not None and self.stop.is_set()
 
-    async def send(self, record: RequestRecord) -> None:
-        """Send the source's next request as `record`; the record is sunk however it ends."""
+    async def send(self, record: RequestRecord, request: AnyRequest | None = None) -> None:
+        """Send `request` (default: the source's next) as `record`; the record is sunk
+        however it ends, holding the lengths it asked for."""
+        request = request if request is not None else self.source.next_request()
+        record.input_tokens_sent = request.input_tokens
+        record.max_tokens_sent = request.max_tokens
         try:
-            await self.backend.send(self.source.next_request(), record)
+            await self.backend.send(request, record)
         finally:
             self.sink(record)
 

@@ -11,6 +11,7 @@ import numpy as np
 from servecap.core.level_key import LevelKey
 from servecap.core.records import ClientHealth, RequestRecord
 from servecap.core.summary import DISTRIBUTION_METRICS, HIGHER_IS_BETTER, LevelSummary, column
+from servecap.metrics.lengths import lateness_fields, length_fields
 from servecap.metrics.request_metrics import RequestMetrics, chunk_gaps_ns, request_metrics
 from servecap.stats.percentiles import describe, small_sample_warnings
 
@@ -76,6 +77,8 @@ def summarise_level(
         stats = describe(values, higher_is_better=metric in HIGHER_IS_BETTER)
         fields.update({column(metric, stat): value for stat, value in stats.items()})
     fields.update(_throughput(rows, metrics))
+    fields.update(length_fields(rows))
+    fields.update(lateness_fields(key, rows))
     extra = _observed_fields(observed)
     fields.update(extra)
     if extra.get("client_bound"):

@@ -23,6 +23,8 @@ sim_app = typer.Typer(
 
 PROFILE_HELP = "Built-in profile name (see `servecap sim profiles`) or a .toml/.json file."
 SCALE_HELP = "Run the model this many times faster than real time (stated in /version)."
+CACHE_HELP = "Prefix caching on or off (default: the profile's; the seed profiles' is off)."
+KV_HELP = "KV budget in tokens (default: the profile's); a prefix cache lives in it."
 
 
 def _fail(message: str) -> NoReturn:
@@ -37,12 +39,33 @@ def _profile(name_or_path: str) -> Profile:
         _fail(str(exc))
 
 
-def _serve(profile_name: str, host: str, port: int, time_scale: float) -> None:
+def _with_overrides(profile: Profile, prefix_caching: str | None, kv_budget: int | None) -> Profile:
+    """The profile with `--prefix-caching` / `--kv-budget-tokens` applied."""
+    update: dict[str, object] = {}
+    if prefix_caching is not None:
+        if prefix_caching not in ("on", "off"):
+            _fail(f"--prefix-caching must be on or off, not {prefix_caching!r}")
+        if profile.params.fixed:
+            _fail(f"profile {profile.name} has a fixed schedule: it models no prefix cache")
+        update["prefix_caching"] = prefix_caching == "on"
+    if kv_budget is not None:
+        if kv_budget < 1:
+            _fail(f"--kv-budget-tokens must be >= 1, not {kv_budget}")
+        update["kv_budget_tokens"] = kv_budget
+    if not update:
+        return profile
+    return profile.model_copy(update={"params": profile.params.model_copy(update=update)})
+
+
+def _serve(
+    profile_name: str, host: str, port: int, time_scale: float,
+    prefix_caching: str | None = None, kv_budget: int | None = None,
+) -> None:
     if not 0 <= port <= 65535:
         _fail(f"--port must be 0..65535, not {port}")
     if not time_scale > 0:
         _fail(f"--time-scale must be > 0, not {time_scale}")
-    profile = _profile(profile_name)
+    profile = _with_overrides(_profile(profile_name), prefix_caching, kv_budget)
     from servecap.sim.runner import serve
 
     typer.echo(
@@ -63,10 +86,12 @@ def main(
     host: str = typer.Option("127.0.0.1", "--host"),
     port: int = typer.Option(8000, "--port"),
     time_scale: float = typer.Option(1.0, "--time-scale", help=SCALE_HELP),
+    prefix_caching: str | None = typer.Option(None, "--prefix-caching", help=CACHE_HELP),
+    kv_budget: int | None = typer.Option(None, "--kv-budget-tokens", help=KV_HELP),
 ) -> None:
     """Serve the simulator when no subcommand is given."""
     if ctx.invoked_subcommand is None:
-        _serve(profile, host, port, time_scale)
+        _serve(profile, host, port, time_scale, prefix_caching, kv_budget)
 
 
 @sim_app.command("serve")
@@ -75,9 +100,11 @@ def serve_cmd(
     host: str = typer.Option("127.0.0.1", "--host"),
     port: int = typer.Option(8000, "--port"),
     time_scale: float = typer.Option(1.0, "--time-scale", help=SCALE_HELP),
+    prefix_caching: str | None = typer.Option(None, "--prefix-caching", help=CACHE_HELP),
+    kv_budget: int | None = typer.Option(None, "--kv-budget-tokens", help=KV_HELP),
 ) -> None:
     """Serve a profile as an OpenAI-compatible server until Ctrl-C."""
-    _serve(profile, host, port, time_scale)
+    _serve(profile, host, port, time_scale, prefix_caching, kv_budget)
 
 
 @sim_app.command("profiles")

@@ -56,8 +56,9 @@ class ModelParams(BaseModel):
     # automatic prefix caching (vLLM's APC, SGLang's radix cache): prompts are hashed in
     # blocks of prefix_block_tokens tokens (4 characters a token, see sim/blocks.py); cached
     # blocks live in the KV budget with LRU eviction and a request prefills only what the
-    # cache does not hold (see sim/prefix_cache.py). Off by default; the vLLM and SGLang
-    # seed profiles turn it on. The fixed-schedule mode ignores it.
+    # cache does not hold (see sim/prefix_cache.py). Off by default and in the seed
+    # profiles (calibrated without it); `servecap sim --prefix-caching on` turns it on. The
+    # fixed-schedule mode ignores it.
     prefix_caching: bool = False
     prefix_block_tokens: int = Field(16, ge=1, le=4096)
     # while a batch runs, hold each new request for a seeded exponential time of mean

@@ -13,7 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from servecap.workload.datasets import Message
 from servecap.workload.prompts import Prompt, build_prompts
+from servecap.workload.sources import PlannedRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,11 +26,21 @@ class Request:
     max_tokens: int
     input_tokens: int  # the prompt length it was built to hold (the server's usage decides)
 
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The prompt as chat turns: one user message."""
+        return (Message("user", self.text),)
+
+
+# What a backend sends: a built-in prompt, or a planned request of `workload.sources` (a
+# dataset row, a synthetic length, a trace row), which may carry several chat turns.
+AnyRequest = Request | PlannedRequest
+
 
 class RequestSource(Protocol):
     """Yields the next request to send; called once per request, by the scheduler."""
 
-    def next_request(self) -> Request: ...
+    def next_request(self) -> AnyRequest: ...
 
 
 class PromptCycle:

@@ -1,0 +1,75 @@
+"""The run's request source, built from its config before any load.
+
+Reading a dataset or trace and parsing a length spec happens here, when the run is set up,
+so a malformed file or spec is a `UserInputError` (naming the file, line and column) before
+the first request. Which source: a replay's trace (`ReplayLoad`), else `RunConfig.workload`
+(a dataset, or synthetic lengths with optional shared prefixes and exact tokenization),
+else the built-in prompts exactly as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servecap.core.config import RunConfig
+from servecap.core.errors import UserInputError
+from servecap.core.load_spec import ReplayLoad
+from servecap.core.workload_spec import WorkloadSpec
+from servecap.workload.datasets import read_dataset
+from servecap.workload.lengths import parse_length_spec
+from servecap.workload.source import RequestSource, builtin_source
+from servecap.workload.sources import DatasetSource, SyntheticSource, TraceSource
+from servecap.workload.text import SharedPrefixes
+from servecap.workload.tokenize import ExactTokens, load_tokenizer
+from servecap.workload.traces import Trace, read_trace
+
+
+def replay_trace(load: ReplayLoad) -> Trace:
+    """The rows a replay sends: the trace's window, in the trace's own seconds."""
+    return read_trace(load.trace, load.format).window(load.start_s, load.duration_s)
+
+
+def build_source(config: RunConfig) -> RequestSource:
+    """The source of what `config`'s run sends (reads and checks its files)."""
+    spec = config.workload or WorkloadSpec()
+    tokenizer = load_tokenizer(spec.tokenizer) if spec.tokenizer else None
+    plan = config.load_spec()
+    if isinstance(plan, ReplayLoad):
+        return TraceSource(replay_trace(plan), seed=config.seed, tokenizer=tokenizer)
+    if spec.is_default:
+        return builtin_source(config.input_tokens, config.output_tokens, config.seed)
+    if spec.dataset is not None:
+        return _dataset_source(config, spec)
+    return _synthetic_source(config, spec, tokenizer)
+
+
+def _dataset_source(config: RunConfig, spec: WorkloadSpec) -> DatasetSource:
+    assert spec.dataset is not None
+    if spec.output_tokens is not None:
+        raise UserInputError(
+            f"--output-tokens {spec.output_tokens!r}: with --dataset give one number "
+            "(rows without their own max_tokens ask for it)"
+        )
+    dataset = read_dataset(spec.dataset, spec.dataset_format)
+    return DatasetSource(dataset, config.output_tokens, seed=config.seed)
+
+
+def _synthetic_source(
+    config: RunConfig, spec: WorkloadSpec, tokenizer: ExactTokens | None
+) -> SyntheticSource:
+    inputs = parse_length_spec(spec.input_tokens or str(config.input_tokens), "input")
+    outputs = parse_length_spec(spec.output_tokens or str(config.output_tokens), "output")
+    prefixes = None
+    if spec.prefix_tokens is not None:
+        prefixes = SharedPrefixes(spec.prefix_tokens, spec.prefix_groups, config.seed)
+    return SyntheticSource(
+        inputs, outputs, seed=config.seed, prefixes=prefixes, tokenizer=tokenizer
+    )
+
+
+def client_extra_body(config: RunConfig) -> dict[str, Any]:
+    """The JSON merged into every request: a replay asks the engine not to stop at EOS, so
+    each row gets its recorded output length (`--extra-body` can still override it)."""
+    if isinstance(config.load_spec(), ReplayLoad):
+        return {"ignore_eos": True, **config.extra_body}
+    return dict(config.extra_body)
