@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from servecap.api.loop import loop_factory
 from servecap.api.run import RunOutcome, run_benchmark_async
+from servecap.cli import run_flags_workload as wf
 from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
 from servecap.cli.tables import levels_table, print_table
 from servecap.core.config import ClientOptions, RunConfig, parse_levels, validate_base_url
@@ -34,14 +35,16 @@ from servecap.core.validation import user_input_error
 RUN = RunConfig()
 CLIENT = RUN.client
 
+DEFAULT_CONCURRENCY = ",".join(str(c) for c in RUN.concurrency)
+
 # The flags, by the config's field names: a validation message names the flag to fix.
 RUN_FLAGS = {
     "name": "--name", "model": "--model", "endpoint": "--endpoint",
     "concurrency": "--concurrency", "rounds": "--rounds", "input_tokens": "--input-tokens",
-    "output_tokens": "--output-tokens", "warmup": "--warmup", "seed": "--seed",
+    "output_tokens": "--output-tokens", "workload": "--dataset/--prefix-tokens", "warmup": "--warmup", "seed": "--seed",
     "out_dir": "--out", "extra_body": "--extra-body", "notes": "--notes",
     # the CLI never sets `load` itself: its load plan is the closed sweep these two define
-    "load": "--concurrency/--rounds",
+    "load": "--concurrency/--rounds/--trace",
     "client.base_url": "--base-url", "client.api_key_env": "--api-key-env",
     "client.header_names": "--header", "client.insecure": "--insecure",
     "client.ca_bundle": "--ca-bundle", "client.timeout_s": "--timeout",
@@ -155,6 +158,7 @@ def build_config(**kw: Any) -> RunConfig:
             input_tokens=kw["input_tokens"], output_tokens=kw["output_tokens"],
             warmup=kw["warmup"], seed=kw["seed"], out_dir=str(kw["out"]),
             extra_body=kw["extra_body"], client=client, notes=kw["notes"],
+            workload=kw.get("workload"), load=kw.get("load"),
         )
     except ValidationError as exc:
         raise user_input_error(exc, RUN_FLAGS) from exc
@@ -200,12 +204,8 @@ def run(
         str(c) for c in RUN.concurrency
     ),
     rounds: Annotated[int, typer.Option(help="Requests per level = rounds x c")] = RUN.rounds,
-    input_tokens: Annotated[int, typer.Option(help="Prompt length in tokens")] = (
-        RUN.input_tokens
-    ),
-    output_tokens: Annotated[int, typer.Option(help="max_tokens per request")] = (
-        RUN.output_tokens
-    ),
+    input_tokens: wf.InputTokens = str(RUN.input_tokens),
+    output_tokens: wf.OutputTokens = str(RUN.output_tokens),
     warmup: Annotated[int, typer.Option(help="Warm-up requests (not measured)")] = RUN.warmup,
     timeout: Annotated[float, typer.Option(help="Per-request total timeout, s")] = (
         CLIENT.timeout_s
@@ -229,19 +229,37 @@ def run(
     ),
     ca_bundle: Annotated[str | None, typer.Option(help="CA bundle for TLS")] = None,
     notes: Annotated[str | None, typer.Option(help="Deployment notes to store")] = None,
+    dataset: wf.DatasetOpt = None,
+    dataset_format: wf.DatasetFormatOpt = "auto",
+    tokenizer: wf.TokenizerOpt = None,
+    prefix_tokens: wf.PrefixTokensOpt = None,
+    prefix_groups: wf.PrefixGroupsOpt = 1,
+    trace: wf.TraceOpt = None,
+    trace_format: wf.TraceFormatOpt = "auto",
+    trace_speed: wf.TraceSpeedOpt = "1",
+    trace_start: wf.TraceStartOpt = 0.0,
+    trace_duration: wf.TraceDurationOpt = None,
 ) -> None:
-    """Closed-loop sweep: c streams per level, each sends its next request when one ends."""
+    """Closed-loop sweep (c streams per level, each sends its next request when one ends),
+    or a trace replayed once per --trace-speed."""
     if endpoint not in ("chat", "completions"):
         raise fail_input(f"invalid --endpoint {endpoint!r}: use chat or completions")
     headers = parse_headers(header or [])
+    if trace is not None and concurrency != DEFAULT_CONCURRENCY:
+        raise fail_input("--trace sets its own schedule: drop --concurrency")
+    workload = wf.config_fields(wf.WorkloadFlags(
+        input_tokens, output_tokens, dataset, dataset_format, tokenizer, prefix_tokens,
+        prefix_groups, trace, trace_format, trace_speed, trace_start, trace_duration,
+    ))
     config = build_config(
         base_url=base_url, model=model, endpoint=endpoint, concurrency=concurrency,
-        rounds=rounds, input_tokens=input_tokens, output_tokens=output_tokens, warmup=warmup,
+        rounds=rounds, warmup=warmup, **workload,
         timeout=timeout, stall_timeout=stall_timeout, connect_timeout=connect_timeout,
         name=name, out=out, seed=seed, api_key_env=api_key_env,
         headers=headers, extra_body=parse_extra_body(extra_body), insecure=insecure,
         ca_bundle=ca_bundle, notes=notes,
     )
+    wf.check_source(config)
     console = Console(stderr=True)
     outcome = execute(config, Secrets.from_env(api_key_env, headers), console)
     title = f"{outcome.info.name} ({outcome.info.status})"
