@@ -24,7 +24,6 @@ from servecap.sim.runner import start_server_process
 from servecap.workload.prefix_cache import trace_hit_rate
 from servecap.workload.traces import read_trace
 
-
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 AZURE = DATA / "azure-llm-2023-conv-head2000.csv"
 MOONCAKE = DATA / "mooncake-conversation-head2000.jsonl"

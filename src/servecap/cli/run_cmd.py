@@ -41,9 +41,10 @@ DEFAULT_CONCURRENCY = ",".join(str(c) for c in RUN.concurrency)
 RUN_FLAGS = {
     "name": "--name", "model": "--model", "endpoint": "--endpoint",
     "concurrency": "--concurrency", "rounds": "--rounds", "input_tokens": "--input-tokens",
-    "output_tokens": "--output-tokens", "workload": "--dataset/--prefix-tokens", "warmup": "--warmup", "seed": "--seed",
+    "output_tokens": "--output-tokens", "warmup": "--warmup", "seed": "--seed",
     "out_dir": "--out", "extra_body": "--extra-body", "notes": "--notes",
-    # the CLI never sets `load` itself: its load plan is the closed sweep these two define
+    "workload": "--dataset/--prefix-tokens",
+    # the CLI's load plan is the closed sweep these define, or a replay of --trace
     "load": "--concurrency/--rounds/--trace",
     "client.base_url": "--base-url", "client.api_key_env": "--api-key-env",
     "client.header_names": "--header", "client.insecure": "--insecure",

@@ -80,13 +80,13 @@ class WorkloadFlags:
 def parse_speeds(text: str) -> list[float]:
     """`0.5,1,2` -> speeds > 0."""
     speeds = []
-    for item in text.split(","):
+    for item in (part.strip() for part in text.split(",")):
         try:
-            speed = float(item.strip())
+            speed = float(item)
         except ValueError:
-            raise UserInputError(f"invalid --trace-speed {item.strip()!r}: expected a number") from None
-        if not speed > 0 or speed == float("inf"):
-            raise UserInputError(f"invalid --trace-speed {item.strip()!r}: expected a number > 0")
+            speed = math.nan
+        if not (math.isfinite(speed) and speed > 0):
+            raise UserInputError(f"invalid --trace-speed {item!r}: expected a number > 0")
         speeds.append(speed)
     return speeds
 
