@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from servecap.api.workload import build_source, client_extra_body
-from servecap.cli.run_flags_workload import WorkloadFlags, config_fields
+from servecap.api.workload_options import WorkloadFlags, config_fields
 from servecap.core.config import RunConfig
+from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.core.load_spec import ReplayLoad
 from servecap.core.workload_spec import WorkloadSpec
@@ -166,3 +167,20 @@ def _prefixes() -> object:
     from servecap.workload.text import SharedPrefixes
 
     return SharedPrefixes(32, 2)
+
+
+def test_the_app_form_offers_a_dataset_and_a_trace(tmp_path: Path) -> None:
+    from servecap.ui.form import RunForm, build_config
+
+    url = "http://127.0.0.1:9/v1"
+    replay = build_config(RunForm(url, trace=str(AZURE), trace_speeds="1, 2",
+                                  trace_duration_s=30.0), tmp_path)
+    assert isinstance(replay.load, ReplayLoad) and replay.load.speeds == [1.0, 2.0]
+    data = write(tmp_path / "d.jsonl", '{"messages": [{"role": "user", "content": "hi"}]}\n')
+    ds = build_config(RunForm(url, dataset=data, dataset_format="openai"), tmp_path)
+    assert ds.workload is not None and ds.workload.dataset_format == "openai"
+    bad = write(tmp_path / "bad.jsonl", "{nope\n")
+    with pytest.raises(UserInputError, match=r"bad\.jsonl:1"):
+        build_config(RunForm(url, dataset=bad), tmp_path)
+    with pytest.raises(UserInputError, match="not both"):
+        build_config(RunForm(url, dataset=data, trace=str(AZURE)), tmp_path)

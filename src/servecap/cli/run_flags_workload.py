@@ -1,27 +1,21 @@
 """`servecap run`'s flags for what to send: datasets, length distributions, a tokenizer,
 shared prefixes, and trace replay (`--trace`, one level per `--trace-speed`).
 
-They become a `WorkloadSpec` (stored in run.json) and, for a trace, a `ReplayLoad`. The
-files are read here, before any load, so a malformed dataset or trace exits 2 with the
-file, line and column in one message; the run reads them again when it starts.
+They become a `WorkloadSpec` (stored in run.json) and, for a trace, a `ReplayLoad`
+(`api.workload_options`, shared with the app). The files are read before any load, so a
+malformed dataset or trace exits 2 with the file, line and column in one message.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Annotated
 
 import typer
 
-from servecap.api.workload import build_source, replay_trace
-from servecap.core.config import RunConfig
-from servecap.core.errors import UserInputError
-from servecap.core.load_spec import ReplayLoad
-from servecap.core.workload_spec import WorkloadSpec
-from servecap.workload.lengths import parse_length_spec
-from servecap.workload.tokenize import load_tokenizer
+from servecap.api.workload_options import WorkloadFlags, check_source, config_fields
 from servecap.workload.traces import FORMATS
+
+__all__ = ["WorkloadFlags", "check_source", "config_fields"]
 
 LENGTH_HELP = "N, uniform:LO:HI, normal:MEAN:SD, lognormal:MEDIAN:SIGMA or trace:FILE"
 
@@ -57,125 +51,3 @@ TraceStartOpt = Annotated[
 TraceDurationOpt = Annotated[
     float | None, typer.Option("--trace-duration", help="Replay this many trace seconds")
 ]
-
-
-@dataclass(frozen=True)
-class WorkloadFlags:
-    """The flags as typed (`--input-tokens`/`--output-tokens` may be distributions)."""
-
-    input_tokens: str
-    output_tokens: str
-    dataset: str | None = None
-    dataset_format: str = "auto"
-    tokenizer: str | None = None
-    prefix_tokens: int | None = None
-    prefix_groups: int = 1
-    trace: str | None = None
-    trace_format: str = "auto"
-    trace_speed: str = "1"
-    trace_start: float = 0.0
-    trace_duration: float | None = None
-
-
-def parse_speeds(text: str) -> list[float]:
-    """`0.5,1,2` -> speeds > 0."""
-    speeds = []
-    for item in (part.strip() for part in text.split(",")):
-        try:
-            speed = float(item)
-        except ValueError:
-            speed = math.nan
-        if not (math.isfinite(speed) and speed > 0):
-            raise UserInputError(f"invalid --trace-speed {item!r}: expected a number > 0")
-        speeds.append(speed)
-    return speeds
-
-
-def plain_count(spec: str) -> int | None:
-    """`128` -> 128 (`-1` too: the config's own check names the flag); a distribution ->
-    None."""
-    text = spec.strip()
-    return int(text) if text.removeprefix("-").isdigit() else None
-
-
-def config_fields(flags: WorkloadFlags) -> dict[str, object]:
-    """RunConfig fields for these flags: input/output tokens, `workload`, and `load`."""
-    tokens_in, tokens_out = _lengths(flags)
-    if flags.trace is not None:
-        _refuse_with_trace(flags)
-        return {"input_tokens": tokens_in, "output_tokens": tokens_out,
-                "workload": _spec(flags, False), "load": _replay(flags)}
-    workload = _spec(flags, True)
-    return {"input_tokens": tokens_in, "output_tokens": tokens_out, "workload": workload}
-
-
-def check_source(config: RunConfig) -> None:
-    """Read every file the run will (dataset, tokenizer; the trace was read for its rows):
-    bad input fails here, before any load."""
-    if isinstance(config.load, ReplayLoad):
-        if config.workload is not None and config.workload.tokenizer:
-            load_tokenizer(config.workload.tokenizer)
-        return
-    build_source(config)
-
-
-def _lengths(flags: WorkloadFlags) -> tuple[int, int]:
-    """The config's plain lengths: the number, or a distribution's mean (parsed to check)."""
-    out = []
-    for spec, role in ((flags.input_tokens, "input"), (flags.output_tokens, "output")):
-        count = plain_count(spec)
-        if count is None:
-            count = max(1, round(parse_length_spec(spec, role).mean))  # type: ignore[arg-type]
-        out.append(count)
-    return out[0], out[1]
-
-
-def _spec(flags: WorkloadFlags, with_lengths: bool) -> WorkloadSpec | None:
-    spec = WorkloadSpec(
-        input_tokens=_dist(flags.input_tokens) if with_lengths else None,
-        output_tokens=_dist(flags.output_tokens) if with_lengths else None,
-        dataset=flags.dataset,
-        dataset_format=flags.dataset_format,  # type: ignore[arg-type]
-        tokenizer=flags.tokenizer,
-        prefix_tokens=flags.prefix_tokens,
-        prefix_groups=flags.prefix_groups,
-    )
-    return None if spec.is_default else spec
-
-
-def _dist(spec: str) -> str | None:
-    return None if plain_count(spec) is not None else spec.strip()
-
-
-def _refuse_with_trace(flags: WorkloadFlags) -> None:
-    """A trace brings its own prompts, lengths and schedule."""
-    clashes = [
-        name for name, used in (
-            ("--dataset", flags.dataset is not None),
-            ("--prefix-tokens", flags.prefix_tokens is not None),
-            ("--input-tokens", plain_count(flags.input_tokens) is None),
-            ("--output-tokens", plain_count(flags.output_tokens) is None),
-        ) if used
-    ]
-    if clashes:
-        raise UserInputError(
-            f"--trace brings its own prompts and lengths: drop {', '.join(clashes)}"
-        )
-
-
-def _replay(flags: WorkloadFlags) -> ReplayLoad:
-    assert flags.trace is not None
-    if flags.trace_format != "auto" and flags.trace_format not in FORMATS:
-        raise UserInputError(
-            f"--trace-format {flags.trace_format!r}: expected auto or one of {', '.join(FORMATS)}"
-        )
-    if not (math.isfinite(flags.trace_start) and flags.trace_start >= 0):
-        raise UserInputError(f"--trace-start {flags.trace_start!r}: expected seconds >= 0")
-    duration = flags.trace_duration
-    if duration is not None and not (math.isfinite(duration) and duration > 0):
-        raise UserInputError(f"--trace-duration {duration!r}: expected seconds > 0")
-    probe = ReplayLoad(
-        trace=flags.trace, format=flags.trace_format, start_s=flags.trace_start,
-        duration_s=duration, speeds=parse_speeds(flags.trace_speed), rows=1,
-    )
-    return probe.model_copy(update={"rows": len(replay_trace(probe))})

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from servecap.api.models import list_served_models
 from servecap.api.run import Secrets
+from servecap.api.workload_options import WorkloadFlags, check_source, config_fields
 from servecap.core.config import ClientOptions, RunConfig, parse_levels, validate_base_url
 from servecap.core.errors import UserInputError
 from servecap.core.validation import user_input_error
@@ -40,6 +41,24 @@ class RunForm:
     engine: str = ""
     launch_command: str = ""
     notes: str = ""
+    # what to send instead of the built-in prompts (empty: the built-in prompts)
+    dataset: str = ""
+    dataset_format: str = "auto"
+    trace: str = ""
+    trace_format: str = "auto"
+    trace_speeds: str = "1"
+    trace_duration_s: float = 0.0  # 0: the whole trace
+
+
+def workload_flags(form: RunForm) -> WorkloadFlags:
+    """The form's dataset and trace fields as the run options the CLI's flags give."""
+    return WorkloadFlags(
+        input_tokens=str(form.input_tokens), output_tokens=str(form.output_tokens),
+        dataset=form.dataset.strip() or None, dataset_format=form.dataset_format,
+        trace=form.trace.strip() or None, trace_format=form.trace_format,
+        trace_speed=form.trace_speeds.strip() or "1",
+        trace_duration=form.trace_duration_s or None,
+    )
 
 
 def chosen_levels(form: RunForm) -> list[int]:
@@ -68,20 +87,23 @@ def build_config(form: RunForm, results_dir: Path) -> RunConfig:
         raise UserInputError(f"enter the server's base URL, e.g. {RUN_DEFAULTS.client.base_url}")
     base_url = validate_base_url(form.base_url)
     levels = chosen_levels(form)
+    if form.dataset.strip() and form.trace.strip():
+        raise UserInputError("pick a dataset or a trace, not both")
     try:
-        return RunConfig(
+        config = RunConfig(
             name=form.name.strip() or None,
             model=form.model or None,
             concurrency=levels,
             rounds=form.rounds,
-            input_tokens=form.input_tokens,
-            output_tokens=form.output_tokens,
             out_dir=str(results_dir),
             client=ClientOptions(base_url=base_url),
             notes=deployment_notes(form),
+            **config_fields(workload_flags(form)),  # type: ignore[arg-type]
         )
     except ValidationError as exc:
         raise user_input_error(exc, FORM_LABELS, whole="form") from None
+    check_source(config)  # a malformed dataset is named here, before the run starts
+    return config
 
 
 def secrets_for(api_key: str) -> Secrets:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -21,6 +22,8 @@ from servecap.ui.tables import level_rows
 from servecap.ui.text import plain
 
 AUTO_MODEL = "(first model the server lists)"
+DATASET_FORMATS = ["auto", "prompt", "openai", "sharegpt"]
+TRACE_FORMATS = ["auto", "mooncake", "azure", "burstgpt"]
 SERVER_MSG = "server_msg"
 POLLING = "polling_job"
 POLL_S = 1.0
@@ -86,6 +89,7 @@ def _form_fields() -> RunForm:
     tokens_out = c3.number_input("Output tokens", 1, 1_000_000, RunForm.output_tokens,
                                  key="output_tokens")
     name = st.text_input("Run name", key="run_name", placeholder="defaults to the model id")
+    source = _source_fields()
     with st.expander("Deployment notes"):
         engine = st.text_input("Engine", key="engine", placeholder="e.g. vLLM 0.9.1")
         command = st.text_input("Launch command", key="launch_command")
@@ -96,8 +100,30 @@ def _form_fields() -> RunForm:
         model=None if model in (None, AUTO_MODEL) else str(model),
         levels=[int(x) for x in levels], custom_levels=custom, rounds=int(rounds),
         input_tokens=int(tokens_in), output_tokens=int(tokens_out), name=name,
-        engine=engine, launch_command=command, notes=notes,
+        engine=engine, launch_command=command, notes=notes, **source,
     )
+
+
+def _source_fields() -> dict[str, Any]:
+    """Dataset or trace replay instead of the built-in prompts (paths on this machine)."""
+    with st.expander("Dataset or trace (instead of the built-in prompts)"):
+        d1, d2 = st.columns([3, 1])
+        dataset = d1.text_input("Dataset file (JSONL)", key="dataset",
+                                placeholder="prompts.jsonl: prompt, messages or ShareGPT rows")
+        dataset_format = d2.selectbox("Dataset format", DATASET_FORMATS, key="dataset_format")
+        t1, t2 = st.columns([3, 1])
+        trace = t1.text_input("Trace file", key="trace",
+                              help="Replays each row at its offset; the levels above are "
+                                   "then unused: one level per speed.")
+        trace_format = t2.selectbox("Trace format", TRACE_FORMATS, key="trace_format")
+        s1, s2 = st.columns(2)
+        speeds = s1.text_input("Trace speeds", "1", key="trace_speeds",
+                               help="One level per speed, e.g. 0.5, 1, 2")
+        duration = s2.number_input("Trace seconds (0: all)", 0.0, 1e7, 0.0,
+                                   key="trace_duration")
+    return {"dataset": dataset, "dataset_format": dataset_format, "trace": trace,
+            "trace_format": trace_format, "trace_speeds": speeds,
+            "trace_duration_s": float(duration)}
 
 
 def _start(form: RunForm, results: Path) -> None:
