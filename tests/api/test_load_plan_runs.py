@@ -61,9 +61,10 @@ def test_a_whole_run_through_the_fixed_scheduler(tmp_path: Path) -> None:
     assert [lv["level"] for lv in plan.levels] == ["fixed=1", "fixed=2"]
     model = build_report([again])
     assert dict(model.methodology)["Load model"].startswith("fixed schedule")
-    assert {c.x_title for c in all_charts(model) if c.kind == "lines"} == {
-        "fixed schedule (level)"
-    }
+    by_level = [c for c in all_charts(model) if c.kind == "lines" and c.x_title != "tokens"]
+    assert {c.x_title for c in by_level} == {"fixed schedule (level)"}
+    lengths = [c for c in all_charts(model) if c.x_title == "tokens"]  # histograms of lengths
+    assert [c.info.slug for c in lengths] == ["input-lengths", "output-lengths"]
 
 
 class SummariesOnDisk(NullProgress):

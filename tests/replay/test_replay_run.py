@@ -111,3 +111,17 @@ def test_length_and_lateness_columns_from_records() -> None:
     assert late["send_lateness_p99_ms"] == pytest.approx(3.96)
     assert lateness_fields(LevelKey.closed(4), rows) == {}
     assert length_fields([]) == {}
+
+
+def test_length_histograms_share_edges_between_sent_and_served() -> None:
+    from servecap.metrics.lengths import length_histograms
+
+    rows = [record(i, 10 * (i + 1), 8, 8 if i else 2, 0) for i in range(6)]
+    hist = length_histograms(rows)
+    assert sum(hist["input"]["sent"]) == 6 and sum(hist["input"]["served"]) == 6
+    assert hist["input"]["edges"][0] == 0 and hist["input"]["edges"][-1] == 60
+    out = hist["output"]
+    assert out["edges"] == [float(e) for e in range(9)]  # 12 bins of 0..8 round to 8
+    assert sum(out["sent"]) == 6 and out["sent"][-1] == 6
+    assert out["served"][2] == 1 and out["served"][-1] == 5  # the one that stopped at 2
+    assert length_histograms([]) == {}

@@ -45,6 +45,7 @@ prefix_caching = true
 prefix_block_tokens = 16
 """
 SIM_BLOCK = 16
+LATENESS_BOUND_MS = 2.0  # the issue's p99 send lateness for the Azure replay
 # Both the trace and the simulator's clock run this many times faster than recorded, so
 # the ten minutes take one; the engine sees the same workload in its own time.
 SPEED = 10
@@ -94,8 +95,16 @@ def test_azure_two_minutes_replay_every_row_on_time_with_its_lengths(tmp_path: P
     assert np.allclose(targets, window.offsets - window.offsets[0], atol=1e-6)
     level = summary(tmp_path)
     assert level["level"] == "speed=1x" and level["n_ok"] == len(window)
-    assert level["send_lateness_p99_ms"] < 2.0, level["send_lateness_p99_ms"]
     assert level["completion_tokens_p50"] == float(np.percentile(window.output_tokens, 50))
+    if level["loop_lag_p99_ms"] > LATENESS_BOUND_MS:
+        # the client's own idle event loop woke this late: the machine, not the scheduler,
+        # set the lateness, and no client could meet the bound on it
+        pytest.skip(
+            f"machine too loaded to judge send lateness: loop lag p99 "
+            f"{level['loop_lag_p99_ms']:.1f} ms, send lateness p99 "
+            f"{level['send_lateness_p99_ms']:.1f} ms (bound {LATENESS_BOUND_MS} ms)"
+        )
+    assert level["send_lateness_p99_ms"] < LATENESS_BOUND_MS, level["send_lateness_p99_ms"]
 
 
 def replay_mooncake(profile: Path, trace: Path, out: Path) -> tuple[dict[str, float], float]:

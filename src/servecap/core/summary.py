@@ -100,6 +100,8 @@ class LevelSummary(BaseModel):
     send_lateness_mean_ms: float | None = None
     send_lateness_p99_ms: float | None = None
     send_lateness_max_ms: float | None = None
+    # `input`/`output` -> {"edges", "sent", "served"}: the lengths' histograms (report chart)
+    length_histograms: dict[str, dict[str, list[float]]] = Field(default_factory=dict)
     loop_lag_p99_ms: float | None = None
     client_cpu_pct: float | None = None
     client_bound: bool | None = None

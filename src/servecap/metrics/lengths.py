@@ -19,6 +19,12 @@ from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 
 NS_PER_MS = 1e6
+HIST_BINS = 12
+# histogram name -> (sent series, served series) it compares, over shared bin edges
+HISTOGRAMS = {
+    "input": ("input_tokens_sent", "prompt_tokens"),
+    "output": ("max_tokens_sent", "completion_tokens"),
+}
 
 
 def _stats(prefix: str, values: Sequence[int | float]) -> dict[str, float | None]:
@@ -63,3 +69,25 @@ def lateness_fields(key: LevelKey, rows: Sequence[RequestRecord]) -> dict[str, A
         "send_lateness_p99_ms": float(np.percentile(array, 99)),
         "send_lateness_max_ms": float(array.max()),
     }
+
+
+def length_histograms(rows: Sequence[RequestRecord]) -> dict[str, Any]:
+    """Per dimension (`input`, `output`): bin `edges` shared by the `sent` and `served`
+    counts (served over requests that ended ok), so a report draws both on one axis."""
+    out: dict[str, Any] = {}
+    ok = [r for r in rows if r.ok]
+    for name, (sent_field, served_field) in HISTOGRAMS.items():
+        sent = [v for r in rows if (v := getattr(r, sent_field)) is not None]
+        served = [v for r in ok if (v := getattr(r, served_field)) is not None]
+        if not sent and not served:
+            continue
+        top = max([*sent, *served])
+        edges = np.unique(np.linspace(0, top, HIST_BINS + 1).round())
+        if edges.size < 2:
+            edges = np.array([0.0, float(top) + 1])
+        out[name] = {
+            "edges": edges.tolist(),
+            "sent": np.histogram(sent, edges)[0].tolist(),
+            "served": np.histogram(served, edges)[0].tolist(),
+        }
+    return out

@@ -11,7 +11,7 @@ import numpy as np
 from servecap.core.level_key import LevelKey
 from servecap.core.records import ClientHealth, RequestRecord
 from servecap.core.summary import DISTRIBUTION_METRICS, HIGHER_IS_BETTER, LevelSummary, column
-from servecap.metrics.lengths import lateness_fields, length_fields
+from servecap.metrics.lengths import lateness_fields, length_fields, length_histograms
 from servecap.metrics.request_metrics import RequestMetrics, chunk_gaps_ns, request_metrics
 from servecap.stats.percentiles import describe, small_sample_warnings
 
@@ -79,6 +79,7 @@ def summarise_level(
     fields.update(_throughput(rows, metrics))
     fields.update(length_fields(rows))
     fields.update(lateness_fields(key, rows))
+    fields["length_histograms"] = length_histograms(rows)
     extra = _observed_fields(observed)
     fields.update(extra)
     if extra.get("client_bound"):

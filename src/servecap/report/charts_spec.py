@@ -1,4 +1,4 @@
-"""The ten charts as plain data (traces of numbers), drawn by both plotly and matplotlib."""
+"""The charts as plain data (traces of numbers), drawn by both plotly and matplotlib."""
 
 from __future__ import annotations
 
@@ -71,6 +71,18 @@ CHARTS: tuple[ChartInfo, ...] = (
         slug="dashboard",
         title="Dashboard (means)",
         caption="TTFT, ITL, TPS, latency, throughput and aggregate output.",
+    ),
+    ChartInfo(
+        id="11",
+        slug="input-lengths",
+        title="Input lengths sent and served (tokens)",
+        caption="Requests per prompt-length bin, in each run's largest level; dashed: sent.",
+    ),
+    ChartInfo(
+        id="12",
+        slug="output-lengths",
+        title="Output lengths asked and served (tokens)",
+        caption="Requests per output-length bin (max_tokens asked, dashed; tokens served).",
     ),
 )
 
@@ -232,8 +244,35 @@ def dashboard_chart(model: ReportModel) -> Chart:
     return Chart(info=_info("dashboard"), kind="grid", panels=panels)
 
 
+def lengths_chart(model: ReportModel, dimension: str) -> Chart:
+    """Histogram of one run's lengths (its largest level), sent dashed, served solid."""
+    traces = []
+    for i, run in enumerate(model.runs):
+        levels = [lv for lv in run.levels if dimension in lv.length_histograms]
+        if not levels:
+            continue
+        level = max(levels, key=lambda lv: lv.n_requests or 0)
+        hist = level.length_histograms[dimension]
+        edges = hist["edges"]
+        centres = [(a + b) / 2 for a, b in zip(edges, edges[1:], strict=False)]
+        for series in ("sent", "served"):
+            traces.append(
+                Trace(
+                    name=f"{run.name} {level.key} {series}",
+                    x=centres,
+                    y=[float(v) for v in hist[series]],
+                    dash=series == "sent",
+                    color_index=i,
+                )
+            )
+    slug = "input-lengths" if dimension == "input" else "output-lengths"
+    return Chart(
+        info=_info(slug), x_title="tokens", y_title="requests", log_x=False, traces=traces
+    )
+
+
 def all_charts(model: ReportModel) -> list[Chart]:
-    """The ten charts in order."""
+    """The charts in order."""
     both = ("mean", "p90")
     return [
         metric_chart(model, "ttft", "ttft", "ms", both),
@@ -246,4 +285,6 @@ def all_charts(model: ReportModel) -> list[Chart]:
         speedup_chart(model),
         heatmap_chart(model),
         dashboard_chart(model),
+        lengths_chart(model, "input"),
+        lengths_chart(model, "output"),
     ]

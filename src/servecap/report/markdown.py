@@ -108,6 +108,7 @@ def render_markdown(model: ReportModel) -> str:
         out += _section(title, model, chart_id, key)
     out += _section("10. Aggregate output", model, "07", "aggregate")
     out += _table(views.aggregate_table(model))
+    out += ["### Lengths sent and served", "", *_chart(model, "11"), *_chart(model, "12")]
     out += _section("11. Speedup and break-even", model, "08", "speedup")
     out += _table(views.speedup_table(model)) if a.speedups else []
     out += _section("12. SLO compliance and capacity", model, "09", "slo")
