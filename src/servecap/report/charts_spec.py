@@ -254,7 +254,9 @@ def lengths_chart(model: ReportModel, dimension: str) -> Chart:
         level = max(levels, key=lambda lv: lv.n_requests or 0)
         hist = level.length_histograms[dimension]
         edges = hist["edges"]
-        centres = [(a + b) / 2 for a, b in zip(edges, edges[1:], strict=False)]
+        centres: list[float | int | str] = [
+            (a + b) / 2 for a, b in zip(edges, edges[1:], strict=False)
+        ]
         for series in ("sent", "served"):
             traces.append(
                 Trace(
