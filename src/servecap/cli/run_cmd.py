@@ -84,10 +84,12 @@ class RichProgress:
 
     def level_done(self, summary: LevelSummary) -> None:
         # a level with no successful request has no TTFT or TPS: n/a, never 0.0
+        late = summary.send_lateness_p99_ms  # a scheduled level: how faithfully it was sent
         self.bar.console.print(
             f"{summary.key}: ok {summary.n_ok} failed {summary.n_failed} "
             f"TTFT mean {fmt_number(summary.ttft_mean_ms, 1)} ms, "
-            f"TPS mean {fmt_number(summary.tps_mean, 1)}",
+            f"TPS mean {fmt_number(summary.tps_mean, 1)}"
+            + (f", send lateness p99 {late:.1f} ms" if late is not None else ""),
             highlight=False, markup=False,
         )
 
