@@ -129,8 +129,9 @@ def test_cli_and_app_defaults_are_the_config_models() -> None:
             slo.ttft_ms, slo.tps, slo.think_time_s)
         assert got["stat"] == StatChoice(slo.statistic)
     run, client, got = RunConfig(), ClientOptions(), defaults(run_cmd.run)
+    # the length flags take a spec (`N` or a distribution), so their default is N as text
     assert (got["rounds"], got["input_tokens"], got["output_tokens"], got["warmup"]) == (
-        run.rounds, run.input_tokens, run.output_tokens, run.warmup)
+        run.rounds, str(run.input_tokens), str(run.output_tokens), run.warmup)
     assert (got["timeout"], got["stall_timeout"], got["connect_timeout"]) == (
         client.timeout_s, client.stall_timeout_s, client.connect_timeout_s)
     assert got["concurrency"] == ",".join(map(str, run.concurrency))

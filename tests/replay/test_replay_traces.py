@@ -48,7 +48,7 @@ SIM_BLOCK = 16
 LATENESS_BOUND_MS = 2.0  # the p99 send lateness for the Azure replay
 # Both the trace and the simulator's clock run this many times faster than recorded, so
 # the ten minutes take one; the engine sees the same workload in its own time.
-SPEED = 10
+SPEED = 5
 
 
 def servecap_run(*args: str) -> None:

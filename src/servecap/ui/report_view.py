@@ -23,7 +23,8 @@ from servecap.storage.run_dir import Run
 from servecap.ui.text import plain
 
 SINGLE_RUN_CHARTS: tuple[str, ...] = ("ttft", "tps", "latency", "throughput", "itl",
-                                      "aggregate-output", "slo-heatmap", "dashboard")
+                                      "aggregate-output", "slo-heatmap", "dashboard",
+                                      "input-lengths", "output-lengths")
 
 
 def report_model(runs: list[Run], slo: SLO, title: str) -> ReportModel | None:
