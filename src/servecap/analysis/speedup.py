@@ -169,3 +169,12 @@ def _break_even_finding(result: PairSpeedup) -> Finding:
         ),
         numbers={"break_even": result.break_even, "ratio_before": before, "ratio_after": after},
     )
+
+
+def break_even_level(levels: Sequence[LevelKey], ratios: Sequence[float]) -> float | None:
+    """Where a ratio per level falls through 1 (interpolated as `pair_speedup` does)."""
+    points = [
+        SpeedupPoint(level=key, spec_tps=ratio, base_tps=1.0, ratio=ratio)
+        for key, ratio in zip(levels, ratios, strict=True)
+    ]
+    return _break_even(points)[1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from servecap.cli.command_style import plain_style
+from servecap.cli.compare_cmd import compare
 from servecap.cli.demo_cmd import demo
 from servecap.cli.plan_cmd import import_summary, plan, show
 from servecap.cli.report_cmd import report
@@ -24,6 +25,7 @@ app.command()(show)
 app.command()(plan)
 app.command("import-summary")(import_summary)
 app.command()(report)
+app.command()(compare)
 app.command()(demo)
 app.command()(ui)
 app.add_typer(sim_app, name="sim")

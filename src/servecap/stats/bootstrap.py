@@ -199,3 +199,23 @@ def metric_intervals(
         )
         for metric, values in values_by_metric.items()
     }
+
+
+def bootstrap_distribution(
+    values: Sequence[float] | np.ndarray,
+    stat: str = "mean",
+    *,
+    higher_is_better: bool = False,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> tuple[float, np.ndarray]:
+    """The statistic of `values` and its `resamples` bootstrap replicates (for differences
+    between samples, where the interval is taken on a function of several distributions).
+    `values` must be non-empty and finite."""
+    _check((stat,), 0.5, resamples)
+    arr = np.asarray(values, dtype=float).ravel()
+    if arr.size == 0 or not np.all(np.isfinite(arr)):
+        raise ValueError("bootstrap values must be non-empty and finite")
+    estimate = float(_statistics(arr, (stat,), higher_is_better)[stat])
+    boot = _resampled(arr, (stat,), higher_is_better, resamples, seed)
+    return estimate, boot[stat]

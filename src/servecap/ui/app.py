@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from servecap.ui.page_compare import render_compare_page
 from servecap.ui.page_history import render_history_page
 from servecap.ui.page_results import render_results_page
 from servecap.ui.page_run import render_run_page
 from servecap.ui.shared import results_dir, slo_controls
 
-PAGES: tuple[str, ...] = ("Run", "Results", "History & compare")
+PAGES: tuple[str, ...] = ("Run", "Results", "History & compare", "Compare")
 
 
 def main() -> None:
@@ -22,6 +23,8 @@ def main() -> None:
         render_results_page(results, slo)
     elif page == "History & compare":
         render_history_page(results, slo)
+    elif page == "Compare":
+        render_compare_page(results, slo)
     else:
         render_run_page(results)
 

@@ -1,0 +1,121 @@
+"""A comparison's targets: `NAME=BASE_URL` or `NAME=sim:PROFILE[*SLOWDOWN]`, checked up front.
+
+A simulator target is started by `servecap compare` itself on a free loopback port, as its
+own process, for tests and the demo; `*1.1` runs it 10% slower (every step costs 1.1x: the
+simulator's time scale is 1 / 1.1), the known difference a test can look for.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from servecap.core.config import validate_base_url
+from servecap.core.errors import UserInputError
+
+SIM_PREFIX = "sim:"
+
+
+@dataclass
+class Target:
+    """One deployment to compare: where it is, and its own model and extra body."""
+
+    name: str
+    base_url: str | None = None
+    sim_profile: str | None = None
+    sim_slowdown: float = 1.0
+    model: str | None = None
+    extra_body: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        if self.sim_profile:
+            slow = f"*{self.sim_slowdown:g}" if self.sim_slowdown != 1.0 else ""
+            return f"{SIM_PREFIX}{self.sim_profile}{slow}"
+        return self.base_url or ""
+
+
+def parse_target(text: str) -> Target:
+    """`NAME=http://host:port/v1` or `NAME=sim:PROFILE[*SLOWDOWN]`."""
+    name, sep, where = text.partition("=")
+    name, where = name.strip(), where.strip()
+    if not sep or not name or not where:
+        raise UserInputError(
+            f"invalid --target {text!r}: expected NAME=BASE_URL or NAME=sim:PROFILE"
+        )
+    if not where.startswith(SIM_PREFIX):
+        return Target(name=name, base_url=validate_base_url(where))
+    profile, star, factor = where[len(SIM_PREFIX):].partition("*")
+    slowdown = 1.0
+    if star:
+        try:
+            slowdown = float(factor)
+        except ValueError:
+            slowdown = 0.0
+        if not slowdown > 0:
+            raise UserInputError(f"invalid --target {text!r}: the slowdown after * must be > 0")
+    _check_profile(text, profile.strip())
+    return Target(name=name, sim_profile=profile.strip(), sim_slowdown=slowdown)
+
+
+def _check_profile(text: str, profile: str) -> None:
+    from servecap.sim.profiles import ProfileError, load_profile
+
+    try:
+        load_profile(profile)
+    except ProfileError as exc:
+        raise UserInputError(f"invalid --target {text!r}: {exc}") from None
+
+
+def _per_target(items: Sequence[str], flag: str, names: set[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or name.strip() not in names:
+            raise UserInputError(
+                f"invalid {flag} {item!r}: expected NAME=VALUE for a target named by --target"
+            )
+        out[name.strip()] = value.strip()
+    return out
+
+
+def build_targets(
+    specs: Sequence[str], models: Sequence[str] = (), extra_bodies: Sequence[str] = ()
+) -> list[Target]:
+    """The targets from the flags: at least two, uniquely named."""
+    targets = [parse_target(spec) for spec in specs]
+    if len(targets) < 2:
+        raise UserInputError("compare needs at least two --target NAME=BASE_URL (got "
+                             f"{len(targets)})")
+    dupes = sorted(n for n, k in Counter(t.name for t in targets).items() if k > 1)
+    if dupes:
+        raise UserInputError(f"duplicate --target name(s): {', '.join(dupes)}")
+    names = {t.name for t in targets}
+    for target_name, model in _per_target(models, "--target-model", names).items():
+        next(t for t in targets if t.name == target_name).model = model
+    for target_name, body in _per_target(extra_bodies, "--target-extra-body", names).items():
+        next(t for t in targets if t.name == target_name).extra_body = _json_object(body)
+    return targets
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserInputError(f"invalid --target-extra-body: not JSON ({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise UserInputError("invalid --target-extra-body: expected a JSON object")
+    return value
+
+
+def check_models(models: dict[str, str], allow_different: bool) -> None:
+    """Targets serving different models are not comparable unless the user says so."""
+    if allow_different or len(set(models.values())) <= 1:
+        return
+    served = ", ".join(f"{name}: {model}" for name, model in models.items())
+    raise UserInputError(
+        f"the targets serve different models ({served}); pass --allow-different-models "
+        "to compare them anyway"
+    )

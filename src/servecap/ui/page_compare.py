@@ -1,0 +1,73 @@
+"""Compare page: start an interleaved comparison and read its headline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from servecap.api.compare import CompareConfig
+from servecap.api.compare_store import is_comparison, reanalyse
+from servecap.api.compare_targets import build_targets
+from servecap.core.config import SLO, RunConfig, parse_levels
+from servecap.core.errors import UserInputError
+from servecap.ui.compare_jobs import CompareJobs
+from servecap.ui.text import plain
+
+
+@st.cache_resource
+def compare_jobs() -> CompareJobs:
+    return CompareJobs()
+
+
+def _form(results: Path, slo: SLO) -> None:
+    with st.form("compare-form"):
+        targets = st.text_area(
+            "Targets, one per line: NAME=BASE_URL or NAME=sim:PROFILE",
+            "slow=sim:deterministic*1.1\nfast=sim:deterministic", key="compare_targets",
+        )
+        levels = st.text_input("Concurrency levels", "1,2,4", key="compare_levels")
+        repeats = st.number_input("Repeats", 1, 20, 3, key="compare_repeats")
+        rounds = st.number_input("Rounds", 1, 1000, 3, key="compare_rounds")
+        tokens = st.number_input("Output tokens", 1, 100_000, 32, key="compare_tokens")
+        allow = st.checkbox("Allow different models", key="compare_allow")
+        start = st.form_submit_button("Start comparison")
+    if not start:
+        return
+    try:
+        specs = [line.strip() for line in targets.splitlines() if line.strip()]
+        workload = RunConfig(concurrency=parse_levels(levels), rounds=int(rounds),
+                             output_tokens=int(tokens), out_dir=str(results))
+        config = CompareConfig(build_targets(specs), workload, int(repeats), allow, slo)
+    except UserInputError as exc:
+        st.error(str(exc))
+        return
+    compare_jobs().start(config)
+
+
+def _headline(comp_dir: Path, slo: SLO) -> None:
+    try:
+        heads = reanalyse(comp_dir, slo)
+    except UserInputError as exc:
+        st.error(str(exc))
+        return
+    for head in heads:
+        st.markdown(f"**{plain(head.b.name)} vs {plain(head.a.name)}**")
+        for line in head.sentences:
+            st.markdown(f"- {plain(line)}")
+
+
+def render_compare_page(results: Path, slo: SLO) -> None:
+    st.header("Compare")
+    _form(results, slo)
+    job = compare_jobs().latest()
+    if job is not None and job.state == "running":
+        st.info("comparison running (interleaved slots); refresh to see it finish")
+    elif job is not None and job.state == "failed":
+        st.error(f"comparison failed: {job.error}")
+    found = sorted((p for p in results.glob("compare-*") if is_comparison(p)), reverse=True)
+    if not found:
+        st.info("No comparisons yet: start one above, or run `servecap compare`.")
+        return
+    pick = st.selectbox("Comparison", [p.name for p in found], key="compare_pick")
+    _headline(results / pick, slo)

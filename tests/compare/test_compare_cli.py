@@ -1,0 +1,135 @@
+"""`servecap compare` end to end on two simulator servers (127.0.0.1), and its bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from servecap.cli.main import app
+
+runner = CliRunner()
+
+
+def _err(result) -> str:  # one message on stderr
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--target", "a=sim:deterministic"], "at least two"),
+        (["--target", "a=sim:deterministic", "--target", "a=sim:deterministic"], "duplicate"),
+        (["--target", "a=sim:no-such-profile", "--target", "b=sim:deterministic"], "profile"),
+        (["--target", "a", "--target", "b=sim:deterministic"], "NAME=BASE_URL"),
+        (["--target", "a=ftp://x", "--target", "b=sim:deterministic"], "base-url"),
+        (["--target", "a=sim:deterministic*0", "--target", "b=sim:deterministic"], "slowdown"),
+        (["--target", "a=sim:deterministic", "--target", "b=sim:deterministic",
+          "--target-model", "c=m"], "--target-model"),
+        (["--target", "a=sim:deterministic", "--target", "b=sim:deterministic",
+          "--repeats", "0"], "--repeats"),
+    ],
+)
+def test_bad_input_exits_2_before_any_load(tmp_path: Path, args: list[str], needle: str) -> None:
+    result = runner.invoke(app, ["compare", *args, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert needle in _err(result)
+    assert not (tmp_path / "out").exists()
+
+
+def test_different_models_are_refused_after_preflight_without_load(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = runner.invoke(app, [
+        "compare", "--target", "a=sim:deterministic", "--target", "b=sim:vllm-direct",
+        "--concurrency", "1", "--rounds", "1", "--out", str(out),
+    ])
+    assert result.exit_code == 2
+    assert "--allow-different-models" in _err(result)
+    assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.fixture(scope="module")
+def comparison(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("cmp")
+    result = runner.invoke(app, [
+        "compare", "--target", "a=sim:deterministic*2", "--target", "b=sim:deterministic",
+        "--repeats", "3", "--concurrency", "1,2", "--rounds", "3", "--output-tokens", "12",
+        "--seed", "5", "--out", str(out),
+    ])
+    assert result.exit_code == 0, result.output
+    (path,) = [p for p in out.iterdir() if p.is_dir()]
+    return path
+
+
+def test_comparison_directory_and_interleaved_slots(comparison: Path) -> None:
+    data = json.loads((comparison / "comparison.json").read_text())
+    assert data["status"] == "complete" and data["interleaved"] and data["repeats"] == 3
+    names = [t["name"] for t in data["targets"]]
+    assert names == ["a", "b"]
+    assert all((comparison / t["run_dir"] / "requests.jsonl").is_file() for t in data["targets"])
+    slots = data["slots"]
+    assert len(slots) == 2 * 2 * 3
+    for level in ("c=1", "c=2"):
+        order = [s["target"] for s in slots if s["level"] == level]
+        assert order[0:2] == order[4:6] and order[2:4] == order[0:2][::-1]  # AB BA AB
+    for s in slots:
+        per_slot = 3 * int(s["level"].removeprefix("c="))
+        assert s["n_records"] == per_slot and s["summary"]["n_requests"] == per_slot
+        assert s["last_id"] - s["first_id"] + 1 == per_slot
+    summary = json.loads((comparison / data["targets"][0]["run_dir"] / "summary.json").read_text())
+    assert [row["n_requests"] for row in summary] == [9, 18]  # the repeats pooled
+
+
+def test_a_twice_as_slow_target_loses_and_the_headline_says_so(comparison: Path) -> None:
+    data = json.loads((comparison / "comparison.json").read_text())
+    (pair,) = data["pairs"]
+    for level in pair["levels"]:
+        assert level["metrics"]["tps_mean"]["better"] == "b"
+        assert level["metrics"]["tps_mean"]["between_repeats"]
+    (head,) = data["headlines"]
+    assert head["sentences"] and "C_max" in head["sentences"][1]
+    assert len(head["speedups"]) == 2 and head["speedups"][0]["estimate"] > 1
+
+
+def test_report_on_a_comparison_leads_with_the_headline(comparison: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rep"
+    result = runner.invoke(app, ["report", str(comparison), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("b vs a:")
+    assert (out / "report.md").read_text().startswith("# Comparison headline")
+
+
+def test_report_on_separate_runs_says_not_interleaved_or_refuses(
+    comparison: Path, tmp_path: Path
+) -> None:
+    data = json.loads((comparison / "comparison.json").read_text())
+    runs = [comparison / t["run_dir"] for t in data["targets"]]
+    result = runner.invoke(app, ["report", *map(str, runs), "--out", str(tmp_path / "r1")])
+    assert result.exit_code == 0, result.output
+    assert "not interleaved" in result.output
+    other = tmp_path / "other"
+    shutil.copytree(runs[1], other)
+    info = json.loads((other / "run.json").read_text())
+    info["config"]["rounds"] = 7
+    (other / "run.json").write_text(json.dumps(info))
+    result = runner.invoke(
+        app, ["report", str(runs[0]), str(other), "--compare", "--out", str(tmp_path / "r2")]
+    )
+    assert result.exit_code == 2
+    assert "different workloads" in _err(result)
+    assert not (tmp_path / "r2").exists()
+
+
+def test_a_pair_must_name_two_targets(tmp_path: Path) -> None:
+    result = runner.invoke(app, [
+        "compare", "--target", "a=sim:deterministic", "--target", "b=sim:deterministic",
+        "--pair", "a:c", "--out", str(tmp_path / "out"),
+    ])
+    assert result.exit_code == 2
+    assert "--pair" in _err(result)
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,45 @@
+"""Compare page through AppTest: start a comparison of two simulators, read its headline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def test_compare_page_starts_a_comparison_and_shows_its_headline(
+    app_factory: Any, tmp_path: Path
+) -> None:
+    results = tmp_path / "results"
+    at = app_factory(results)
+    at = at.sidebar.radio(key="page").set_value("Compare").run()
+    assert not at.exception
+    assert any("No comparisons yet" in i.value for i in at.info)
+    at.text_area(key="compare_targets").set_value(
+        "slow=sim:deterministic*2\nfast=sim:deterministic"
+    )
+    at.text_input(key="compare_levels").set_value("1,2")
+    at.number_input(key="compare_rounds").set_value(2)
+    at.number_input(key="compare_tokens").set_value(8)
+    at = at.button[0].click().run()
+    assert not at.exception
+    from servecap.ui.page_compare import compare_jobs
+
+    job = compare_jobs().latest()
+    assert job is not None and job.finished.wait(180), "comparison did not finish"
+    assert job.state == "done", job.error
+    at = at.run()
+    text = " ".join(m.value for m in at.markdown)
+    assert "fast vs slow" in text
+    assert "C\\_max" in text or "C_max" in text
+
+
+def test_compare_page_bad_targets_say_why(app_factory: Any, tmp_path: Path) -> None:
+    at = app_factory(tmp_path / "r")
+    at = at.sidebar.radio(key="page").set_value("Compare").run()
+    at.text_area(key="compare_targets").set_value("only=sim:deterministic")
+    at = at.button[0].click().run()
+    assert any("at least two" in e.value for e in at.error)
