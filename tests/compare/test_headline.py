@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from servecap.analysis.comparison import Repeats, compare_targets
 from servecap.analysis.capacity_delta import headline
+from servecap.analysis.comparison import Repeats, compare_targets
 from servecap.core.config import SLO
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord

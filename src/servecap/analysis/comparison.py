@@ -4,7 +4,7 @@ Input is every target's request records grouped by level and repeat (a compariso
 interleaved repeats, or one repeat per level for separate runs). For each pair (every target
 against the first, the reference) and each shared level, TTFT (ms), TPS and latency (s) are
 compared on their mean and P90 with `stats.difference.compare_samples`; the method is
-written there. The capacity headline built on this is `analysis.headline`.
+written there. The capacity headline built on this is `analysis.capacity_delta`.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from servecap.analysis.comparison import Repeats, compare_targets
 from servecap.analysis.capacity_delta import Headline, headline
+from servecap.analysis.comparison import Repeats, compare_targets
 from servecap.api.compare_store import COMPARISON_FILE, is_comparison, reanalyse
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError

@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from servecap.analysis.comparison import PairComparison, Repeats, compare_targets
 from servecap.analysis.capacity_delta import Headline, headline
+from servecap.analysis.comparison import PairComparison, Repeats, compare_targets
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
