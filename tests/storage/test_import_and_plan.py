@@ -34,9 +34,12 @@ def test_seed_capacity(seed_runs, stat, c_max, users):
 def test_plan_json_shape_is_stable(seed_runs):
     data = json.loads(plan_capacity([seed_runs], SLO()).model_dump_json(include={"runs"}))
     run = data["runs"][0]
-    assert set(run) == {"name", "c_max", "latency_mean_s", "users", "levels", "c_max_lower_bound"}
-    assert set(run["levels"][0]) == {
-        "concurrency", "ttft", "tps", "ttft_ok", "tps_ok", "sample_warning"}
+    # The original shape, plus the fields issues 13 and 16 added (extended, not changed).
+    assert set(run) == {"name", "c_max", "latency_mean_s", "users", "levels"} | {
+        "c_max_lower_bound", "below", "above", "binding", "verdict_at_c_max", "verdict_above"}
+    assert set(run["levels"][0]) == {"concurrency", "ttft", "tps", "ttft_ok", "tps_ok"} | {
+        "sample_warning", "verdict", "ttft_verdict", "tps_verdict", "ttft_ci", "tps_ci",
+        "latency_ci", "n_ok", "warnings", "intervals"}
 
 
 def test_unknown_and_missing_columns_are_named(tmp_path):

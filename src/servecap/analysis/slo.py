@@ -40,6 +40,12 @@ class CapacityRow(BaseModel):
     latency_mean_s: float | None
     users: int | None
     c_max_lower_bound: bool = False  # every tested level passed
+    # C_max's bracket (`stats.capacity.CapacityPlan`): neighbours, binding SLO, verdicts.
+    below: int | float | None = None
+    above: int | float | None = None
+    binding: list[str] = []
+    verdict_at_c_max: str | None = None
+    verdict_above: str | None = None
 
 
 class SloAnalysis(BaseModel):
@@ -75,6 +81,11 @@ def slo_analysis(series: list[ConfigSeries], slo: SLO) -> SloAnalysis:
                     latency_mean_s=plan.latency_mean_s,
                     users=plan.users,
                     c_max_lower_bound=plan.c_max_lower_bound,
+                    below=plan.below,
+                    above=plan.above,
+                    binding=plan.binding,
+                    verdict_at_c_max=plan.verdict_at_c_max,
+                    verdict_above=plan.verdict_above,
                 )
             )
     return SloAnalysis(slo=slo, matrix=matrix, capacity=capacity)

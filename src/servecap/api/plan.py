@@ -14,7 +14,13 @@ from servecap.storage.runs import Run, load_runs, status_text
 
 
 class RunCapacity(BaseModel):
-    """One run's capacity under an SLO (the stable `plan --format json` shape)."""
+    """One run's capacity under an SLO (the stable `plan --format json` shape).
+
+    Fields after `levels` were added with the uncertainty work: C_max's neighbours, the SLO
+    that binds at the level above, and the interval verdicts (pass / fail / undecided) at
+    both. Each level adds its verdicts, `ttft_ci`/`tps_ci`, `n_ok`, `warnings` and the
+    stored bootstrap `intervals` (None for runs recorded before them).
+    """
 
     name: str
     # complete, or incomplete with why and its partial levels; for the table, kept out of
@@ -25,6 +31,11 @@ class RunCapacity(BaseModel):
     users: int | None
     levels: list[dict[str, Any]]
     c_max_lower_bound: bool = False  # every tested level passed: test higher
+    below: int | float | None = None
+    above: int | float | None = None
+    binding: list[str] = Field(default_factory=list)
+    verdict_at_c_max: str | None = None
+    verdict_above: str | None = None
 
 
 class CapacityReport(BaseModel):
@@ -34,6 +45,18 @@ class CapacityReport(BaseModel):
 
 def plan_run(run: Run, slo: SLO, include_partial: bool = False) -> CapacityPlan:
     return plan_levels(run.levels, slo, include_partial)
+
+
+def _levels(run: Run, plan: CapacityPlan) -> list[dict[str, Any]]:
+    """Each level's verdict, with the level's stored bootstrap intervals beside it."""
+    intervals = {
+        level.key: level.model_dump(mode="json", include={"intervals"})["intervals"]
+        for level in run.levels
+    }
+    return [
+        {**verdict.model_dump(mode="json"), "intervals": intervals.get(verdict.level)}
+        for verdict in plan.levels
+    ]
 
 
 def plan_runs(
@@ -51,8 +74,13 @@ def plan_runs(
                 c_max=plan.c_max,
                 latency_mean_s=plan.latency_mean_s,
                 users=plan.users,
-                levels=[verdict.model_dump() for verdict in plan.levels],
                 c_max_lower_bound=plan.c_max_lower_bound,
+                levels=_levels(run, plan),
+                below=plan.below,
+                above=plan.above,
+                binding=plan.binding,
+                verdict_at_c_max=plan.verdict_at_c_max,
+                verdict_above=plan.verdict_above,
             )
         )
     return CapacityReport(slo=slo, runs=items)

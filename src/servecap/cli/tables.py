@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -160,14 +161,14 @@ def capacity_table(run: RunCapacity, statistic: str) -> TextTable:
     title = (
         f"{run.name}{status}: {c_max_text(run.c_max, run.c_max_lower_bound)}, users {users} "
         f"(SLOs on {statistic})"
-    )
+    ) + _bracket(run)
     keys = [LevelKey.coerce(lv.get("level") or lv.get("concurrency")) for lv in run.levels]
     header = [_key_title(keys), f"TTFT {statistic} ms", "TTFT ok", f"TPS {statistic}",
-              "TPS ok", "note"]
+              "TPS ok", "verdict (95% CI)", "note"]
     rows = [
         [
             format_value(key.value), _fmt(lv["ttft"]), "yes" if lv["ttft_ok"] else "NO",
-            _fmt(lv["tps"]), "yes" if lv["tps_ok"] else "NO",
+            _fmt(lv["tps"]), "yes" if lv["tps_ok"] else "NO", _verdict(lv),
             _short(lv.get("sample_warning") or ""),
         ]
         for key, lv in zip(keys, run.levels, strict=True)
@@ -200,3 +201,22 @@ def _print_headline(console: Console, report: CapacityReport) -> None:
     for line in headline_lines(report):
         console.print(printable(line), markup=False, highlight=False)
     console.print()
+
+
+def _bracket(run: RunCapacity) -> str:
+    """C_max's neighbours and the SLO that binds above it, for the table title."""
+    parts = []
+    if run.below is not None:
+        parts.append(f"level below {fmt_number(run.below)}")
+    if run.above is not None:
+        binding = ", ".join(run.binding) or "?"
+        parts.append(f"first miss {fmt_number(run.above)} (binding: {binding})")
+    return f"; {'; '.join(parts)}" if parts else ""
+
+
+def _verdict(lv: dict[str, Any]) -> str:
+    """pass / fail / undecided, with the TTFT and TPS intervals it was read from."""
+    verdict = lv.get("verdict") or "n/a"
+    cis = [f"{name} [{_fmt(ci[0])}, {_fmt(ci[1])}]" for name, ci in
+           (("TTFT", lv.get("ttft_ci")), ("TPS", lv.get("tps_ci"))) if ci]
+    return f"{verdict} ({'; '.join(cis)})" if cis else verdict

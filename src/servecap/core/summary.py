@@ -29,6 +29,28 @@ DISTRIBUTION_METRICS: dict[str, str] = {
 
 HIGHER_IS_BETTER: frozenset[str] = frozenset({"tps", "decode_tps"})
 
+# The metrics and statistics a level carries bootstrap intervals for (`LevelSummary.intervals`).
+INTERVAL_METRICS: tuple[str, ...] = ("ttft", "tps", "latency")
+INTERVAL_STATS: tuple[str, ...] = ("mean", "p90")
+
+
+class IntervalSummary(BaseModel):
+    """A statistic's estimate and its bootstrap confidence interval, as stored.
+
+    Same units and tail convention as the level's columns (TTFT ms, latency s, TPS "p90" the
+    10th percentile). `method` names how it was computed (see `stats.bootstrap`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    n: int
+    resamples: int
+    method: str
+
 
 def column(metric: str, stat: str) -> str:
     """The summary column for one statistic of one metric, e.g. `ttft_p90_ms`."""
@@ -116,6 +138,9 @@ class LevelSummary(BaseModel):
     # The level stopped before all its requests were sent (a signal, a kill): it is kept
     # out of C_max unless asked for, and shown as partial.
     partial: bool | None = None
+    # {metric: {stat: interval}} for INTERVAL_METRICS x INTERVAL_STATS; None in runs recorded
+    # before intervals existed and in imported summaries (summary.json only, not the CSV).
+    intervals: dict[str, dict[str, IntervalSummary | None]] | None = None
 
     @model_validator(mode="after")
     def _has_key(self) -> LevelSummary:
@@ -146,14 +171,22 @@ class LevelSummary(BaseModel):
         result: float | None = getattr(self, column(metric, stat))
         return result
 
+    def interval(self, metric: str, stat: str) -> IntervalSummary | None:
+        """The stored bootstrap interval of one statistic, if this level has one."""
+        return (self.intervals or {}).get(metric, {}).get(stat)
+
 
 # The columns of a closed-loop summary (the format of every run before keys existed);
 # a summary holding other kinds' levels adds `level` (`summary_columns`).
-SUMMARY_COLUMNS: tuple[str, ...] = tuple(f for f in LevelSummary.model_fields if f != "level")
+# `intervals` is nested and lives in summary.json only, so the CSV keeps its columns.
+_JSON_ONLY: frozenset[str] = frozenset({"intervals"})
+SUMMARY_COLUMNS: tuple[str, ...] = tuple(
+    f for f in LevelSummary.model_fields if f != "level" and f not in _JSON_ONLY
+)
 
 
 def summary_columns(levels: list[LevelSummary]) -> list[str]:
     """The CSV header for these levels: today's columns, plus `level` if a kind needs it."""
     if all(level.level is None for level in levels):
         return list(SUMMARY_COLUMNS)
-    return list(LevelSummary.model_fields)
+    return [f for f in LevelSummary.model_fields if f not in _JSON_ONLY]

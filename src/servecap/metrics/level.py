@@ -11,6 +11,7 @@ import numpy as np
 from servecap.core.level_key import LevelKey
 from servecap.core.records import ClientHealth, RequestRecord
 from servecap.core.summary import DISTRIBUTION_METRICS, HIGHER_IS_BETTER, LevelSummary, column
+from servecap.metrics.intervals import level_intervals
 from servecap.metrics.lengths import lateness_fields, length_fields, length_histograms
 from servecap.metrics.request_metrics import RequestMetrics, chunk_gaps_ns, request_metrics
 from servecap.stats.percentiles import describe, small_sample_warnings
@@ -73,9 +74,11 @@ def summarise_level(
     }
     if planned is not None:
         fields["partial"] = len(rows) < planned or any(r.status == "cancelled" for r in rows)
-    for metric, values in _metric_values(metrics, rows).items():
+    values_by_metric = _metric_values(metrics, rows)
+    for metric, values in values_by_metric.items():
         stats = describe(values, higher_is_better=metric in HIGHER_IS_BETTER)
         fields.update({column(metric, stat): value for stat, value in stats.items()})
+    fields["intervals"] = level_intervals(values_by_metric)
     fields.update(_throughput(rows, metrics))
     fields.update(length_fields(rows))
     fields.update(lateness_fields(key, rows))

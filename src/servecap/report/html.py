@@ -8,6 +8,7 @@ from typing import Any
 
 from servecap.report import views
 from servecap.report.model import ReportModel
+from servecap.report.uncertainty import uncertainty_tables
 
 _JSON_ESCAPES = {
     "<": "\\u003c",
@@ -71,7 +72,10 @@ def _views(model: ReportModel) -> dict[str, Any]:
         "aggregate": views.aggregate_table(model),
         "speedup": views.speedup_table(model),
         "slo": [views.slo_table(model, s) for s in ("p90", "mean")],
-        "capacity": [views.capacity_table(model, s) for s in ("p90", "mean")],
+        "capacity": [
+            *(views.capacity_table(model, s) for s in ("p90", "mean")),
+            *uncertainty_tables(model),
+        ],
         "consistency": views.consistency_table(model),
         "appendix": views.appendix_tables(model),
     }

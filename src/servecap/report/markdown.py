@@ -14,6 +14,7 @@ from servecap.analysis import Finding
 from servecap.core.text import printable
 from servecap.report import views
 from servecap.report.model import ReportModel
+from servecap.report.uncertainty import uncertainty_tables
 
 # Enough to stop emphasis, code spans, links, images and table breaks; `<`/`>`/`&` become
 # entities first. Text only ever follows "- ", "| " or "**", never starts a line.
@@ -117,6 +118,7 @@ def render_markdown(model: ReportModel) -> str:
         *_chart(model, "06"),
         *_table(views.capacity_table(model, "p90")),
         *_table(views.capacity_table(model, "mean")),
+        *(line for t in uncertainty_tables(model) for line in _table(t)),
         *_findings(a.section("capacity")),
     ]
     out += _section("13. Consistency check", model, None, "consistency")

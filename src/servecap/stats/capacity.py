@@ -21,7 +21,9 @@ from pydantic import (
 from servecap.core.config import SLO
 from servecap.core.level_key import LevelKey, key_fields
 from servecap.core.summary import LevelSummary
+from servecap.stats.level_verdicts import level_verdicts, sample_warnings, stored_interval
 from servecap.stats.response_time import users_for_concurrency
+from servecap.stats.verdict import LevelVerdicts, cmax_bracket
 
 
 class LevelVerdict(BaseModel):
@@ -41,6 +43,17 @@ class LevelVerdict(BaseModel):
     partial: bool = Field(default=False, exclude=True)
     # the level's warning about the statistic itself, e.g. "P90 from only 3 samples (want >= 10)"
     sample_warning: str | None = None
+    # Uncertainty (added fields; `ttft_ok`/`tps_ok` stay the point verdicts C_max uses):
+    # pass / fail / undecided from the bootstrap interval, the interval [low, high] on the
+    # chosen statistic (None when the run stored none), and too-few-samples warnings.
+    verdict: str | None = None
+    ttft_verdict: str | None = None
+    tps_verdict: str | None = None
+    ttft_ci: list[float] | None = None
+    tps_ci: list[float] | None = None
+    latency_ci: list[float] | None = None
+    n_ok: int | None = None
+    warnings: list[str] = Field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -76,6 +89,13 @@ class CapacityPlan(BaseModel):
     levels: list[LevelVerdict]
     # every tested level passed: the true C_max (and users) may be higher than measured
     c_max_lower_bound: bool = False
+    # C_max's bracket: the measured level under it, the first level that misses, the SLOs
+    # it misses there (`errors` for failed requests), and the interval verdicts at both.
+    below: int | float | None = None
+    above: int | float | None = None
+    binding: list[str] = Field(default_factory=list)
+    verdict_at_c_max: str | None = None
+    verdict_above: str | None = None
 
 
 def _users_closed(top: LevelKey, latency_mean_s: float, think_time_s: float) -> int:
@@ -101,10 +121,22 @@ def judge_level(level: LevelSummary, slo: SLO) -> LevelVerdict:
     tps_ok = tps is not None and tps >= slo.tps and clean
     prefix = f"{slo.statistic.upper()} from only"
     warning = next((w for w in level.warnings if w.startswith(prefix)), None)
+    judged = _judged(level, slo)
+    ttft_v, tps_v = judged.metrics
     return LevelVerdict(
         level=level.key, ttft=ttft, tps=tps, ttft_ok=ttft_ok, tps_ok=tps_ok,
+        verdict=judged.verdict.value, ttft_verdict=ttft_v.verdict.value,
+        tps_verdict=tps_v.verdict.value,
+        ttft_ci=stored_interval(level, "ttft", slo.statistic),
+        tps_ci=stored_interval(level, "tps", slo.statistic),
+        latency_ci=stored_interval(level, "latency", slo.statistic),
+        n_ok=level.n_ok, warnings=sample_warnings(level, slo.statistic),
         partial=bool(level.partial), sample_warning=warning,
     )
+
+
+def _judged(level: LevelSummary, slo: SLO) -> LevelVerdicts:
+    return level_verdicts(level, slo.statistic, slo.ttft_ms, slo.tps)
 
 
 def users_by_littles_law(c_max: int, latency_mean_s: float, think_time_s: float) -> int:
@@ -122,6 +154,8 @@ def plan_levels(
     """
     ordered = sorted(levels, key=lambda lv: lv.key)
     verdicts = [judge_level(level, slo) for level in ordered]
+    counted = [lv for lv in ordered if include_partial or not lv.partial]
+    bracket = _bracket(counted, slo)
     best: LevelSummary | None = None
     for level, verdict in zip(ordered, verdicts, strict=True):
         if level.partial and not include_partial:
@@ -130,7 +164,9 @@ def plan_levels(
             break
         best = level
     if best is None or best.latency_mean_s is None:
-        return CapacityPlan(c_max=None, latency_mean_s=None, users=None, levels=verdicts)
+        return CapacityPlan(
+            c_max=None, latency_mean_s=None, users=None, levels=verdicts, **bracket
+        )
     top = best.key
     users_at = USERS_AT_LEVEL.get(top.kind)
     users = users_at(top, best.latency_mean_s, slo.think_time_s) if users_at else None
@@ -142,4 +178,20 @@ def plan_levels(
         levels=verdicts,
         # every counted level passed: the true C_max may lie above the highest tested
         c_max_lower_bound=best is [lv for lv in ordered if include_partial or not lv.partial][-1],
+        **bracket,
     )
+
+
+def _bracket(ordered: Sequence[LevelSummary], slo: SLO) -> dict[str, Any]:
+    """C_max's neighbours and the binding SLO (`stats.verdict.cmax_bracket`), one kind only."""
+    kinds = {level.key.kind for level in ordered}
+    if len(kinds) != 1:
+        return {}
+    found = cmax_bracket([(lv.key.value, _judged(lv, slo)) for lv in ordered])
+    return {
+        "below": found.below,
+        "above": found.above,
+        "binding": list(found.binding),
+        "verdict_at_c_max": found.verdict_at_c_max.value if found.verdict_at_c_max else None,
+        "verdict_above": found.verdict_above.value if found.verdict_above else None,
+    }

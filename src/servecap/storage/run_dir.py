@@ -94,7 +94,10 @@ def write_summaries(run_dir: Path, levels: list[LevelSummary]) -> None:
     _write_atomic(run_dir / SUMMARY_JSON, json.dumps(rows, indent=2) + "\n")
     tmp = run_dir / (SUMMARY_CSV + ".tmp")
     with tmp.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=summary_columns(levels))
+        # extrasaction: JSON-only fields (bootstrap intervals) are not CSV columns.
+        writer = csv.DictWriter(
+            handle, fieldnames=summary_columns(levels), extrasaction="ignore"
+        )
         writer.writeheader()
         for row in rows:
             writer.writerow({k: neutralise_cell(_csv_value(v)) for k, v in row.items()})
