@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from servecap.api.loop import loop_factory
 from servecap.api.run import RunOutcome, run_benchmark_async
+from servecap.cli import run_flags_sessions as sf
 from servecap.cli import run_flags_workload as wf
 from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
 from servecap.cli.tables import levels_table, print_table
@@ -203,9 +204,11 @@ def run(
     base_url: Annotated[str, typer.Option(help="Server base URL")] = CLIENT.base_url,
     model: Annotated[str | None, typer.Option(help="Model id (default: first served)")] = None,
     endpoint: Annotated[str, typer.Option(help="chat or completions")] = RUN.endpoint,
-    concurrency: Annotated[str, typer.Option(help="Levels, e.g. 1,2,4,8")] = ",".join(
-        str(c) for c in RUN.concurrency
-    ),
+    concurrency: Annotated[
+        str | None,
+        typer.Option(help="Levels, e.g. 1,2,4,8 (default "
+                     + ",".join(str(c) for c in RUN.concurrency) + ")"),
+    ] = None,
     rounds: Annotated[int, typer.Option(help="Requests per level = rounds x c")] = RUN.rounds,
     input_tokens: wf.InputTokens = str(RUN.input_tokens),
     output_tokens: wf.OutputTokens = str(RUN.output_tokens),
@@ -242,18 +245,34 @@ def run(
     trace_speed: wf.TraceSpeedOpt = "1",
     trace_start: wf.TraceStartOpt = 0.0,
     trace_duration: wf.TraceDurationOpt = None,
+    users: sf.UsersOption = None,
+    think_time: sf.ThinkTimeSpecOption = sf.DEFAULTS.think,
+    turns: sf.TurnsOption = sf.DEFAULTS.turns,
+    ramp_s: sf.RampOption = sf.DEFAULTS.ramp_s,
+    duration: sf.DurationOption = None,
 ) -> None:
     """Closed-loop sweep (c streams per level, each sends its next request when one ends),
-    or a trace replayed once per --trace-speed."""
+    a trace replayed once per --trace-speed, or with --users sessions (virtual users hold
+    multi-turn chats and think between turns)."""
     if endpoint not in ("chat", "completions"):
         raise fail_input(f"invalid --endpoint {endpoint!r}: use chat or completions")
     headers = parse_headers(header or [])
-    if trace is not None and concurrency != DEFAULT_CONCURRENCY:
+    if trace is not None and concurrency is not None:
         raise fail_input("--trace sets its own schedule: drop --concurrency")
+    if trace is not None and users is not None:
+        raise fail_input("--trace sets its own schedule: drop --users")
     workload = wf.config_fields(wf.WorkloadFlags(
         input_tokens, output_tokens, dataset, dataset_format, tokenizer, prefix_tokens,
         prefix_groups, trace, trace_format, trace_speed, trace_start, trace_duration,
     ))
+    sessions = sf.sessions_load(
+        dict(users=users, think_time=think_time, turns=turns, ramp_s=ramp_s, duration=duration),
+        concurrency is not None, endpoint, seed,
+    )
+    if sessions is not None:
+        workload["load"] = sessions
+    if concurrency is None:
+        concurrency = DEFAULT_CONCURRENCY
     config = build_config(
         base_url=base_url, model=model, endpoint=endpoint, concurrency=concurrency,
         rounds=rounds, warmup=warmup, **workload,

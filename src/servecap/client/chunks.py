@@ -21,11 +21,14 @@ DONE = "[DONE]"
 class ChunkReader:
     """Per-request state while reading a stream; `feed` runs once per SSE event."""
 
-    __slots__ = ("chat", "done", "last_completion_tokens", "record")
+    __slots__ = ("answer", "chat", "done", "last_completion_tokens", "record")
 
-    def __init__(self, record: RequestRecord, chat: bool) -> None:
+    def __init__(
+        self, record: RequestRecord, chat: bool, answer: list[str] | None = None
+    ) -> None:
         self.record = record
         self.chat = chat
+        self.answer = answer  # collects the answer's content when a caller needs the text
         self.done = False
         self.last_completion_tokens = 0
 
@@ -74,6 +77,8 @@ class ChunkReader:
             record.last_token_at = arrived_at
             record.chunk_at.append(arrived_at)
             record.output_chars += len(content or "") + len(reasoning or "")
+            if content and self.answer is not None:
+                self.answer.append(content)
             if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
                 tokens = usage["completion_tokens"]
                 record.chunk_tokens.append(tokens - self.last_completion_tokens)

@@ -115,7 +115,8 @@ class StreamingClient:
     async def send(self, request: AnyRequest, record: RequestRecord) -> None:
         """Send `request` once, record every timestamp; never raises for server faults."""
         payload = self.body(request)
-        reader = ChunkReader(record, self._chat)
+        # a sessions turn collects its answer for the next turn's history
+        reader = ChunkReader(record, self._chat, getattr(request, "answer", None))
         skips = SkipCount()
         token = current_skips.set(skips)  # the pool counts stale connections it skipped
         try:

@@ -45,25 +45,27 @@ def validate_base_url(url: str) -> str:
     return url.strip().rstrip("/")
 
 
-def parse_levels(text: str) -> list[int]:
+def parse_levels(text: str, flag: str = "--concurrency") -> list[int]:
     """Concurrency levels from `1,2,4`: positive, de-duplicated, sorted.
 
     An empty item (`1,,2`, `1,2,`) is refused rather than skipped: it is most likely a level
-    the user meant to type."""
+    the user meant to type. `flag` names the option in messages (`--users` takes the same)."""
+    what = flag.removeprefix("--")
+    what = "concurrency" if what == "concurrency" else what.rstrip("s")
     items = [part.strip() for part in text.split(",")]
     if not any(items):
-        raise UserInputError("--concurrency needs at least one level, e.g. 1,2,4,8")
+        raise UserInputError(f"{flag} needs at least one level, e.g. 1,2,4,8")
     if not all(items):
         raise UserInputError(
-            f"invalid --concurrency {text.strip()[:80]!r}: an empty level between commas"
+            f"invalid {flag} {text.strip()[:80]!r}: an empty level between commas"
         )
     levels: list[int] = []
     for item in items:
         if not item.isdigit() or int(item) < 1:
-            raise UserInputError(f"invalid concurrency level {item!r}: levels are integers >= 1")
+            raise UserInputError(f"invalid {what} level {item!r}: levels are integers >= 1")
         levels.append(int(item))
     if max(levels) > 100_000:
-        raise UserInputError("concurrency levels above 100000 are not supported")
+        raise UserInputError(f"{what} levels above 100000 are not supported")
     return sorted(set(levels))
 
 

@@ -58,6 +58,17 @@ LEVEL_KINDS: dict[str, LevelKind] = {
             "speed, with its recorded input length and asking for its recorded output length"
         ),
     ),
+    "sessions": LevelKind(
+        prefix="users",
+        unit="",
+        quantity="users",
+        axis_title="virtual users (N)",
+        mode="sessions",
+        methodology=(
+            "sessions: N virtual users, each sends a chat turn with its conversation's "
+            "history, reads the whole answer, thinks, and sends the next turn"
+        ),
+    ),
 }
 
 CLOSED = "closed"

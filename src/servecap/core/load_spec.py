@@ -41,6 +41,22 @@ class ReplayLevel(LevelSpec):
     speed: float  # the trace's offsets are divided by this
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionsLevel(LevelSpec):
+    """N virtual users holding conversations for `ramp_s + duration_s` seconds.
+
+    `n_requests` is a lower bound (each user's first turn): a sessions level sends as many
+    turns as its users' think times fit into the duration.
+    """
+
+    users: int
+    think: str  # a think-time spec (`workload.think_time`), parsed by the scheduler
+    turns: str  # a turn-count spec
+    ramp_s: float
+    duration_s: float
+    seed: int
+
+
 def warmup_level(n_requests: int) -> ClosedLevel:
     """Warm-up is one stream whatever the kind; its rows are marked and never form a level."""
     return ClosedLevel(
@@ -134,4 +150,46 @@ class ReplayLoad(BaseModel):
         return min(self.rows, REPLAY_POOL)
 
 
-LoadSpec = Annotated[ClosedLoad | FixedLoad | ReplayLoad, Field(discriminator="kind")]
+class SessionsLoad(BaseModel):
+    """Levels of virtual users (`users=100`): each holds a multi-turn chat, thinks between
+    turns, and opens a new conversation after its last turn.
+
+    Users start spread evenly over `ramp_s`; requests sent during the ramp are the level's
+    warm-up (recorded, marked `warmup`, left out of its statistics), so the level measures
+    the `duration_s` after it. Specs are kept as text; the front end checks they parse.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["sessions"] = "sessions"
+    users: list[int] = Field(min_length=1)
+    think: str = "exp:45"
+    turns: str = "uniform:2:8"
+    ramp_s: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    duration_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    seed: int = 0
+
+    @field_validator("users")
+    @classmethod
+    def _check_users(cls, value: list[int]) -> list[int]:
+        if min(value) < 1:
+            raise ValueError("user counts are integers >= 1")
+        return value
+
+    def levels(self) -> list[SessionsLevel]:
+        return [
+            SessionsLevel(
+                key=LevelKey("sessions", n), n_requests=n, users=n, think=self.think,
+                turns=self.turns, ramp_s=self.ramp_s, duration_s=self.duration_s,
+                seed=self.seed,
+            )
+            for n in sorted(set(self.users))
+        ]
+
+    def max_in_flight(self) -> int:
+        return max(self.users)
+
+
+LoadSpec = Annotated[
+    ClosedLoad | FixedLoad | ReplayLoad | SessionsLoad, Field(discriminator="kind")
+]

@@ -40,6 +40,11 @@ FAILURE_REASONS: tuple[str, ...] = (
 )
 
 
+# Fields another load kind added: left out of a row that does not use them.
+_OMIT_WHEN_NONE: tuple[str, ...] = ("level", "user", "conversation", "turn", "think_before_s",
+                                     "think_after_s")
+
+
 @dataclass(slots=True)
 class RequestRecord:
     """One request, from scheduling to the end of its stream.
@@ -93,6 +98,14 @@ class RequestRecord:
     # (the served lengths are `prompt_tokens`/`completion_tokens`); None in older runs.
     input_tokens_sent: int | None = None
     max_tokens_sent: int | None = None
+    # Sessions: the virtual user, its conversation (from 0), the turn in it (from 1), the
+    # think time drawn before this turn (None for a user's first request, after the ramp)
+    # and the one drawn after it (known even when the level ends before the next turn).
+    user: int | None = None
+    conversation: int | None = None
+    turn: int | None = None
+    think_before_s: float | None = None
+    think_after_s: float | None = None
 
     @classmethod
     def for_level(
@@ -125,8 +138,9 @@ class RequestRecord:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        if data["level"] is None:  # closed-loop rows keep the format they always had
-            del data["level"]
+        for name in _OMIT_WHEN_NONE:  # closed-loop rows keep the format they always had
+            if data[name] is None:
+                del data[name]
         return data
 
     @classmethod

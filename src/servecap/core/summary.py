@@ -141,6 +141,16 @@ class LevelSummary(BaseModel):
     # {metric: {stat: interval}} for INTERVAL_METRICS x INTERVAL_STATS; None in runs recorded
     # before intervals existed and in imported summaries (summary.json only, not the CSV).
     intervals: dict[str, dict[str, IntervalSummary | None]] | None = None
+    # Sessions levels only (`metrics.sessions_level`): users N, mean drawn think time Z,
+    # mean latency R of the turns, measured mean concurrency over the window, the law's
+    # N * R / (R + Z) and (measured - law) / law, and mean TTFT (ms) by turn index.
+    users: int | None = None
+    think_time_mean_s: float | None = None
+    response_mean_s: float | None = None
+    mean_concurrency: float | None = None
+    law_concurrency: float | None = None
+    law_error: float | None = None
+    ttft_by_turn_ms: dict[str, float] | None = None
 
     @model_validator(mode="after")
     def _has_key(self) -> LevelSummary:
@@ -180,8 +190,14 @@ class LevelSummary(BaseModel):
 # a summary holding other kinds' levels adds `level` (`summary_columns`).
 # `intervals` is nested and lives in summary.json only, so the CSV keeps its columns.
 _JSON_ONLY: frozenset[str] = frozenset({"intervals"})
+# Columns only a sessions level fills: in the CSV of runs that have such levels.
+SESSION_COLUMNS: tuple[str, ...] = (
+    "users", "think_time_mean_s", "response_mean_s", "mean_concurrency", "law_concurrency",
+    "law_error", "ttft_by_turn_ms",
+)
 SUMMARY_COLUMNS: tuple[str, ...] = tuple(
-    f for f in LevelSummary.model_fields if f != "level" and f not in _JSON_ONLY
+    f for f in LevelSummary.model_fields
+    if f != "level" and f not in _JSON_ONLY and f not in SESSION_COLUMNS
 )
 
 

@@ -14,6 +14,7 @@ from servecap.core.summary import DISTRIBUTION_METRICS, HIGHER_IS_BETTER, LevelS
 from servecap.metrics.intervals import level_intervals
 from servecap.metrics.lengths import lateness_fields, length_fields, length_histograms
 from servecap.metrics.request_metrics import RequestMetrics, chunk_gaps_ns, request_metrics
+from servecap.metrics.sessions_level import session_fields
 from servecap.stats.percentiles import describe, small_sample_warnings
 
 NS_PER_MS = 1e6
@@ -59,7 +60,8 @@ def summarise_level(
     requests cancelled).
     """
     key = level if isinstance(level, LevelKey) else LevelKey.closed(level)
-    rows = [r for r in records if not r.warmup]
+    every = list(records)
+    rows = [r for r in every if not r.warmup]
     metrics = [m for m in map(request_metrics, rows) if m is not None]
     failed = [r for r in rows if r.status == "failed"]
     reasons = Counter(r.reason or "unknown" for r in rows if not r.ok)
@@ -83,6 +85,8 @@ def summarise_level(
     fields.update(length_fields(rows))
     fields.update(lateness_fields(key, rows))
     fields["length_histograms"] = length_histograms(rows)
+    if key.kind == "sessions":
+        fields.update(session_fields(every, int(key.value)))
     extra = _observed_fields(observed)
     fields.update(extra)
     if extra.get("client_bound"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from servecap.workload.datasets import Message
@@ -25,11 +25,15 @@ class Request:
     text: str
     max_tokens: int
     input_tokens: int  # the prompt length it was built to hold (the server's usage decides)
+    # A chat turn with history (sessions): sent as these messages instead of one user message
+    # holding `text`; the client appends the streamed answer's content to `answer` when given.
+    history: tuple[Message, ...] | None = None
+    answer: list[str] | None = field(default=None, compare=False)
 
     @property
     def messages(self) -> tuple[Message, ...]:
-        """The prompt as chat turns: one user message."""
-        return (Message("user", self.text),)
+        """The prompt as chat turns: the history when there is one, else one user message."""
+        return self.history if self.history is not None else (Message("user", self.text),)
 
 
 # What a backend sends: a built-in prompt, or a planned request of `workload.sources` (a

@@ -1,0 +1,91 @@
+"""Sessions: N virtual users, each holding a multi-turn chat with think time between turns.
+
+The conversation logic is `workload.sessions` (sans-I/O); this module owns the clock and
+the sends. A user waits for its ramp offset, sends a turn (the whole history as chat
+`messages`), reads the whole streamed answer, thinks for the drawn time, and goes on; a
+failed turn ends its conversation (the state machine's documented rule). Turns sent before
+the ramp ends are the level's warm-up: recorded and marked `warmup`, left out of the
+level's statistics, so the level measures `duration_s` of the users' steady state. No user
+starts a turn after the duration ends; turns in flight then finish and are recorded.
+
+Synthetic turns take their texts and `max_tokens` from the run's request source.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from servecap.core.clock import now_ns
+from servecap.core.load_spec import SessionsLevel
+from servecap.core.records import RequestRecord
+from servecap.load.scheduler import LevelIO, in_task_group
+from servecap.workload.datasets import Message
+from servecap.workload.sessions import SessionPlan, TurnRequest, VirtualUser, build_users
+from servecap.workload.source import Request
+from servecap.workload.think_time import parse_think_time, parse_turns
+
+NS_PER_S = 1_000_000_000
+PROMPT_POOL = 64  # distinct user-turn texts drawn from the run's source
+
+
+def _plan(level: SessionsLevel, io: LevelIO) -> tuple[SessionPlan, int]:
+    pool = [io.source.next_request() for _ in range(PROMPT_POOL)]
+    plan = SessionPlan(
+        users=level.users, think=parse_think_time(level.think, "--think-time"),
+        turns=parse_turns(level.turns, "--turns"), ramp_s=level.ramp_s, seed=level.seed,
+        prompts=tuple(r.text for r in pool),
+    )
+    return plan, pool[0].max_tokens
+
+
+def _record(level: SessionsLevel, io: LevelIO, turn: TurnRequest, warmup: bool) -> RequestRecord:
+    record = RequestRecord.for_level(
+        level.key, next(io.ids), turn.user, now_ns(), warmup=warmup or level.warmup
+    )
+    record.user, record.conversation, record.turn = turn.user, turn.conversation, turn.turn
+    record.think_before_s = turn.think_before_s
+    return record
+
+
+async def _sleep_until(target_ns: int) -> None:
+    await asyncio.sleep(max(0, target_ns - now_ns()) / NS_PER_S)
+
+
+async def _send(
+    io: LevelIO, user: VirtualUser, request: Request, record: RequestRecord, answer: list[str]
+) -> float:
+    """Send one turn; the record is sunk however it ends, with the think time drawn after it
+    (so the level's Z counts thinks the level's end cut short, not only completed ones)."""
+    try:
+        await io.backend.send(request, record)
+        think_s = user.complete("".join(answer)) if record.ok else user.fail()
+        record.think_after_s = think_s
+        return think_s
+    finally:
+        io.sink(record)
+
+
+async def run_sessions_level(level: SessionsLevel, io: LevelIO) -> None:
+    """Run every user of the level until the ramp plus the duration has passed."""
+    plan, max_tokens = _plan(level, io)
+    t0 = now_ns()
+    steady_from = t0 + round(level.ramp_s * NS_PER_S)
+    end = steady_from + round(level.duration_s * NS_PER_S)
+
+    async def user_loop(user: VirtualUser) -> None:
+        await _sleep_until(t0 + round(user.start_offset_s * NS_PER_S))
+        while not io.stopped and now_ns() < end:
+            turn = user.next_request()
+            record = _record(level, io, turn, warmup=now_ns() < steady_from)
+            answer: list[str] = []
+            text = "\n".join(m["content"] for m in turn.messages)
+            history = tuple(Message(m["role"], m["content"]) for m in turn.messages)
+            request = Request(text, max_tokens, 0, history=history, answer=answer)
+            think_s = await _send(io, user, request, record, answer)
+            await _sleep_until(min(end, now_ns() + round(think_s * NS_PER_S)))
+
+    async def start(group: asyncio.TaskGroup) -> None:
+        for user in build_users(plan):
+            group.create_task(user_loop(user))
+
+    await in_task_group(start)

@@ -1,0 +1,82 @@
+"""A sessions level's own columns: measured mean concurrency against the response-time law,
+mean think time, and TTFT by turn index.
+
+The level's window runs from its first to its last steady-state send (requests sent during
+the ramp are warm-up). Mean concurrency is the time average of requests in flight over that
+window, counting every request of the level (warm-up ones still in flight when it opens,
+measured ones still running when it closes), each clipped to the window. R is the mean
+latency of the measured requests and Z the mean think time drawn after each request that
+ended in the window: chosen by when the think starts, never by its length, so the thinks the
+level's end cuts short count too (counting only thinks followed by a turn would drop the
+long ones and bias Z low). The law's N * R / (R + Z) (`stats.response_time.check_law`) is
+then checked against the run's own numbers.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from servecap.core.records import RequestRecord
+from servecap.metrics.request_metrics import request_metrics
+from servecap.stats.response_time import check_law
+
+NS_PER_S = 1e9
+NS_PER_MS = 1e6
+
+
+def _overlap_ns(record: RequestRecord, start: int, end: int) -> int:
+    if record.sent_at is None or record.ended_at is None:
+        return 0
+    return max(0, min(record.ended_at, end) - max(record.sent_at, start))
+
+
+def mean_in_flight(records: Sequence[RequestRecord], start: int, end: int) -> float | None:
+    """Time-averaged requests in flight over [start, end] (ns); None for an empty window."""
+    if end <= start:
+        return None
+    return sum(_overlap_ns(r, start, end) for r in records) / (end - start)
+
+
+def ttft_by_turn(records: Sequence[RequestRecord]) -> dict[str, float]:
+    """Mean TTFT (ms) of successful requests by their turn index ("1" = a first turn)."""
+    by_turn: dict[int, list[float]] = defaultdict(list)
+    for record in records:
+        metrics = request_metrics(record)
+        if metrics is not None and record.turn is not None:
+            by_turn[record.turn].append(metrics.ttft_ns / NS_PER_MS)
+    return {str(turn): float(np.mean(v)) for turn, v in sorted(by_turn.items())}
+
+
+def session_fields(records: Sequence[RequestRecord], users: int) -> dict[str, Any]:
+    """The sessions columns of one level from all its records (warm-up rows included)."""
+    measured = [r for r in records if not r.warmup]
+    sent = [r.sent_at for r in measured if r.sent_at is not None]
+    out: dict[str, Any] = {"users": users, "ttft_by_turn_ms": ttft_by_turn(measured)}
+    latencies = [
+        (r.ended_at - r.sent_at) / NS_PER_S
+        for r in measured if r.sent_at is not None and r.ended_at is not None
+    ]
+    if not sent:
+        return out
+    start, end = min(sent), max(sent)
+    thinks = [
+        r.think_after_s for r in records
+        if r.think_after_s is not None and r.ended_at is not None and start <= r.ended_at <= end
+    ]
+    if thinks:
+        out["think_time_mean_s"] = float(np.mean(thinks))
+    concurrency = mean_in_flight(records, start, end)
+    if concurrency is None or not latencies or not thinks:
+        return out
+    law = check_law(users, float(np.mean(latencies)), float(np.mean(thinks)), concurrency)
+    out.update(
+        mean_concurrency=concurrency,
+        law_concurrency=law.predicted_concurrency,
+        law_error=law.error,
+        response_mean_s=law.response_mean_s,
+    )
+    return out
