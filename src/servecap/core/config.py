@@ -50,8 +50,7 @@ def parse_levels(text: str, flag: str = "--concurrency") -> list[int]:
 
     An empty item (`1,,2`, `1,2,`) is refused rather than skipped: it is most likely a level
     the user meant to type. `flag` names the option in messages (`--users` takes the same)."""
-    what = flag.removeprefix("--")
-    what = "concurrency" if what == "concurrency" else what.rstrip("s")
+    what = "concurrency" if flag == "--concurrency" else flag
     items = [part.strip() for part in text.split(",")]
     if not any(items):
         raise UserInputError(f"{flag} needs at least one level, e.g. 1,2,4,8")
