@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from servecap.core.config import SLO
 from servecap.stats.capacity import CapacityPlan, plan_levels
 from servecap.storage.runs import Run, load_runs, status_text
+from servecap.storage.verification import load_verification
 
 
 class RunCapacity(BaseModel):
@@ -36,6 +37,11 @@ class RunCapacity(BaseModel):
     binding: list[str] = Field(default_factory=list)
     verdict_at_c_max: str | None = None
     verdict_above: str | None = None
+    # A `servecap verify` run (`verification.json`): the users the sweep predicted (Little's
+    # law) and the users this run verified (None: no N passed), labelled as such.
+    predicted_users: int | None = None
+    verified_users: int | None = None
+    verification: dict[str, Any] | None = None
 
 
 class CapacityReport(BaseModel):
@@ -57,6 +63,17 @@ def _levels(run: Run, plan: CapacityPlan) -> list[dict[str, Any]]:
         {**verdict.model_dump(mode="json"), "intervals": intervals.get(verdict.level)}
         for verdict in plan.levels
     ]
+
+
+def _verified(run: Run) -> dict[str, Any]:
+    result = load_verification(run.path)
+    if result is None:
+        return {}
+    return {
+        "predicted_users": result.predicted_users,
+        "verified_users": result.verified_users,
+        "verification": result.model_dump(mode="json"),
+    }
 
 
 def plan_runs(
@@ -81,6 +98,7 @@ def plan_runs(
                 binding=plan.binding,
                 verdict_at_c_max=plan.verdict_at_c_max,
                 verdict_above=plan.verdict_above,
+                **_verified(run),
             )
         )
     return CapacityReport(slo=slo, runs=items)

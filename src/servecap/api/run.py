@@ -13,11 +13,11 @@ import asyncio
 import itertools
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from servecap import __version__
 from servecap.api.loop import loop_factory
@@ -63,9 +63,12 @@ class RunOutcome:
 class _Run:
     """State of one benchmark while it runs."""
 
-    def __init__(self, config: RunConfig, progress: ProgressSink, secrets: Secrets) -> None:
+    def __init__(
+        self, config: RunConfig, progress: ProgressSink, secrets: Secrets,
+        plan: LevelPlan | None = None,
+    ) -> None:
         self.config = config
-        self.plan = config.load_spec()
+        self.plan: LevelPlan = plan or config.load_spec()
         self.secrets = secrets
         self.progress = progress
         self.levels: list[LevelSummary] = []
@@ -94,11 +97,15 @@ async def run_benchmark_async(
     secrets: Secrets | None = None,
     progress: ProgressSink | None = None,
     stop: asyncio.Event | None = None,
+    plan: LevelPlan | None = None,
 ) -> RunOutcome:
-    """Preflight, sweep every level, and save. Cancelling the task ends it incomplete."""
+    """Preflight, sweep every level, and save. Cancelling the task ends it incomplete.
+
+    `plan` replaces `config.load_spec()` for a caller that decides each level from the ones
+    before it (`servecap verify --search`); `config.load` still says what the run is."""
     secrets = secrets or Secrets.from_env(config.client.api_key_env)
     config, secrets = split_url_credentials(config, secrets)
-    state = _Run(config, progress or NullProgress(), secrets)
+    state = _Run(config, progress or NullProgress(), secrets, plan)
     out_dir = Path(config.out_dir)
     check_output_dir(out_dir)
     pool = state.plan.max_in_flight()
@@ -117,7 +124,7 @@ async def run_benchmark_async(
             client_extra_body(config),
         )
         writer = RecordWriter(run_dir / REQUESTS_FILE)
-        total = config.warmup + sum(level.n_requests for level in state.plan.levels())
+        total = config.warmup + _expected_requests(state.plan)
         state.progress.started(total, str(run_dir), model)
         try:
             await _sweep(state, client, writer, stop, lambda: _save(run_dir, info, state))
@@ -135,6 +142,23 @@ async def run_benchmark_async(
             except OSError as exc:
                 raise _write_failed(run_dir, exc) from exc
     return RunOutcome(run_dir=run_dir, info=info, levels=state.levels)
+
+
+class LevelPlan(Protocol):
+    """What a sweep needs of its plan: its levels (in order) and the pool size."""
+
+    def levels(self) -> Iterable[LevelSpec]: ...
+
+    def max_in_flight(self) -> int: ...
+
+
+def _expected_requests(plan: LevelPlan) -> int:
+    """Requests the plan will send, for progress; an adaptive plan says (its levels are not
+    known before they run)."""
+    expected = getattr(plan, "expected_requests", None)
+    if callable(expected):
+        return int(expected())
+    return sum(level.n_requests for level in plan.levels())
 
 
 def _write_failed(run_dir: Path, exc: OSError) -> RunAborted:
@@ -217,11 +241,12 @@ def _new_info(config: RunConfig, model: str, server: dict[str, Any]) -> RunInfo:
 
 
 def run_benchmark(
-    config: RunConfig, secrets: Secrets | None = None, progress: ProgressSink | None = None
+    config: RunConfig, secrets: Secrets | None = None, progress: ProgressSink | None = None,
+    plan: LevelPlan | None = None,
 ) -> RunOutcome:
     """Synchronous wrapper: runs the sweep on uvloop where available."""
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
-        return runner.run(run_benchmark_async(config, secrets, progress))
+        return runner.run(run_benchmark_async(config, secrets, progress, plan=plan))
 
 
 __all__ = ["RunOutcome", "Secrets", "run_benchmark", "run_benchmark_async"]

@@ -11,6 +11,7 @@ from servecap.cli.plan_cmd import import_summary, plan, show
 from servecap.cli.report_cmd import report
 from servecap.cli.run_cmd import run
 from servecap.cli.ui_cmd import ui
+from servecap.cli.verify_cmd import verify_cmd
 from servecap.sim.cli import sim_app
 
 app = typer.Typer(
@@ -27,6 +28,7 @@ app.command("import-summary")(import_summary)
 app.command()(report)
 app.command()(compare)
 app.command()(demo)
+app.command("verify")(verify_cmd)
 app.command()(ui)
 app.add_typer(sim_app, name="sim")
 

@@ -162,6 +162,11 @@ def capacity_table(run: RunCapacity, statistic: str) -> TextTable:
         f"{run.name}{status}: {c_max_text(run.c_max, run.c_max_lower_bound)}, users {users} "
         f"(SLOs on {statistic})"
     ) + _bracket(run)
+    if run.verification is not None:
+        verified = fmt_number(run.verified_users) if run.verified_users else "none"
+        title = (f"{run.name}{status}: predicted users {fmt_number(run.predicted_users)} "
+                 f"(Little's law), verified users {verified} (measured; SLOs on "
+                 f"{run.verification.get('statistic')})")
     keys = [LevelKey.coerce(lv.get("level") or lv.get("concurrency")) for lv in run.levels]
     header = [_key_title(keys), f"TTFT {statistic} ms", "TTFT ok", f"TPS {statistic}",
               "TPS ok", "verdict (95% CI)", "note"]

@@ -8,10 +8,13 @@ show "n/a" and their point verdict.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from servecap.analysis.slo import SloCell
 from servecap.core.numbers import fmt_number
 from servecap.report.model import ReportModel
 from servecap.report.views import Table
+from servecap.storage.verification import load_verification
 
 
 def _label(stat: str) -> str:
@@ -78,6 +81,42 @@ def bracket_table(model: ReportModel, stat: str) -> Table:
     )
 
 
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:+.1f}%"
+
+
+def verification_table(model: ReportModel) -> Table | None:
+    """Predicted users (Little's law on the sweep) beside the users a verify run measured."""
+    rows = []
+    for run in model.runs:
+        result = load_verification(Path(run.path))
+        if result is None:
+            continue
+        at = result.at_predicted
+        rows.append([
+            run.name, f"{result.predicted_users} (predicted)",
+            f"{result.verified_users} (verified)" if result.verified_users else "none verified",
+            _pct(result.prediction_error), result.statistic, at.verdict,
+            f"{fmt_number(at.mean_concurrency, 2)} vs C_max {result.c_max}",
+            f"{fmt_number(at.law_concurrency, 2)} ({_pct(at.law_error)})",
+            result.search_message or "no search",
+        ])
+    if not rows:
+        return None
+    return Table(
+        title="Users: predicted (Little's law on C_max) against verified (measured N users)",
+        header=["verify run", "predicted users", "verified users", "prediction error",
+                "SLO statistic", "verdict at predicted N",
+                "mean concurrency at predicted N", "N*R/(R+Z) (law error)", "search"],
+        rows=rows,
+    )
+
+
 def uncertainty_tables(model: ReportModel) -> list[Table]:
-    """The bracket and interval tables on P90, then on the mean."""
-    return [t for s in ("p90", "mean") for t in (bracket_table(model, s), interval_table(model, s))]
+    """Predicted vs verified users (verify runs only), then the bracket and interval tables
+    on P90 and on the mean."""
+    verified = verification_table(model)
+    tables = [verified] if verified is not None else []
+    return tables + [
+        t for s in ("p90", "mean") for t in (bracket_table(model, s), interval_table(model, s))
+    ]

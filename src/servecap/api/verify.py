@@ -1,0 +1,242 @@
+"""`servecap verify`: run the users a concurrency sweep predicts, and say how far off it was.
+
+The sweep's plan predicts N = C_max x (1 + Z / L) users (Little's law). Verify runs N
+virtual users (the `sessions` load kind) against the same server with the same request
+shape (model, endpoint, prompt and output lengths, extra body) and reports the measured
+TTFT/TPS at N against the SLOs, the measured mean concurrency against the C_max the
+prediction assumed and against N x R / (R + Z) from the verify level's own R and Z, and the
+prediction error. With `search`, it then finds the largest N whose verdict is `pass` (an
+undecided level counts as a miss) by bracketing and bisection (`stats.search`), to within
+`tolerance`. Every level it measured is a level of the verify run; `verification.json` in
+that run holds the outcome, which `plan` and the report show beside the prediction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from servecap.api.progress import NullProgress, ProgressSink
+from servecap.api.run import RunOutcome, Secrets, run_benchmark
+from servecap.core.config import SLO, RunConfig
+from servecap.core.errors import UserInputError
+from servecap.core.level_key import LevelKey
+from servecap.core.load_spec import SessionsLevel, SessionsLoad
+from servecap.core.records import RequestRecord
+from servecap.core.summary import LevelSummary
+from servecap.stats.capacity import plan_levels
+from servecap.stats.level_verdicts import level_verdicts
+from servecap.stats.response_time import relative_error
+from servecap.stats.search import DEFAULT_BUDGET, DEFAULT_TOLERANCE, BoundarySearch, users_search
+from servecap.stats.verdict import Verdict
+from servecap.storage.runs import Run, load_runs
+from servecap.storage.verification import (
+    LevelCheck,
+    Verification,
+    load_verification,
+    write_verification,
+)
+from servecap.workload.think_time import parse_think_time, parse_turns
+
+
+class VerifyOptions(BaseModel):
+    """What to verify against, and how the users behave."""
+
+    statistic: str = "p90"
+    ttft_slo_ms: float = 1000.0
+    tps_slo: float = 15.0
+    think: str = "exp:45"
+    turns: str = "uniform:2:8"
+    ramp_s: float | None = None  # default: one mean think time
+    duration_s: float = 60.0
+    search: bool = False
+    tolerance: float = DEFAULT_TOLERANCE
+    budget: int = DEFAULT_BUDGET
+    out_dir: str | None = None  # default: beside the sweep
+
+
+def _sweep_plan(run: Run, slo: SLO) -> tuple[int, float, int]:
+    closed = [lv for lv in run.levels if lv.key.is_closed]
+    if not closed:
+        raise UserInputError(f"{run.path}: verify needs a concurrency sweep (closed-loop levels)")
+    plan = plan_levels(closed, slo)
+    if plan.c_max is None or plan.latency_mean_s is None or plan.users is None:
+        raise UserInputError(
+            f"{run.path}: no level meets the SLOs ({slo.statistic}), so there is no "
+            "predicted user count to verify"
+        )
+    return plan.c_max, plan.latency_mean_s, plan.users
+
+
+def _check(level: LevelSummary, options: VerifyOptions) -> LevelCheck:
+    judged = level_verdicts(level, options.statistic, options.ttft_slo_ms, options.tps_slo)
+    return LevelCheck(
+        users=int(level.key.value), ttft=level.value("ttft", options.statistic),
+        tps=level.value("tps", options.statistic), verdict=judged.verdict.value,
+        mean_concurrency=level.mean_concurrency, law_concurrency=level.law_concurrency,
+        law_error=level.law_error,
+    )
+
+
+@dataclass
+class _Capture:
+    """A progress sink that keeps each level's summary for the adaptive plan, and forwards."""
+
+    inner: ProgressSink
+    summaries: list[LevelSummary] = field(default_factory=list)
+
+    def started(self, total_requests: int, run_dir: str, model: str) -> None:
+        self.inner.started(total_requests, run_dir, model)
+
+    def level_started(self, level: LevelKey, n_requests: int) -> None:
+        self.inner.level_started(level, n_requests)
+
+    def request_done(self, record: RequestRecord) -> None:
+        self.inner.request_done(record)
+
+    def level_done(self, summary: LevelSummary) -> None:
+        self.summaries.append(summary)
+        self.inner.level_done(summary)
+
+
+@dataclass
+class _UsersPlan:
+    """Levels of users decided one at a time: the predicted N, then the search's probes."""
+
+    load: SessionsLoad
+    predicted: int
+    options: VerifyOptions
+    capture: _Capture
+    search: BoundarySearch | None = None
+
+    def max_in_flight(self) -> int:
+        return max(self.predicted * 4, 1)  # the search grows by 2x at most twice in a row
+
+    def expected_requests(self) -> int:
+        return self.predicted
+
+    def _level(self, users: int) -> SessionsLevel:
+        spec = self.load.model_copy(update={"users": [users]})
+        return spec.levels()[0]
+
+    def _passed(self) -> bool:
+        level = self.capture.summaries[-1]
+        return _check(level, self.options).verdict == Verdict.PASS.value
+
+    def levels(self) -> Iterator[SessionsLevel]:
+        """Each level is decided after the one before it was measured and summarised."""
+        users: int | None = self.predicted
+        if self.search is not None:
+            users = self.search.next_probe()  # the search starts at the predicted N
+        while users is not None:
+            measured = len(self.capture.summaries)
+            yield self._level(users)
+            if self.search is None or len(self.capture.summaries) == measured:
+                return  # no search, or the level recorded nothing (stopped)
+            self.search.record(users, self._passed())
+            users = self.search.next_probe()
+
+
+def _config(run: Run, load: SessionsLoad, out_dir: str) -> RunConfig:
+    stored = dict(run.info.config)
+    stored.pop("load", None)
+    if stored.get("endpoint") not in (None, "chat"):
+        raise UserInputError(f"{run.path}: verify sends multi-turn chat; the sweep used "
+                             f"--endpoint {stored.get('endpoint')}")
+    stored.update(name=f"{run.info.name}-verify", out_dir=out_dir, warmup=0, load=load)
+    return RunConfig.model_validate(stored)
+
+
+def _source(paths: list[Path]) -> Run:
+    runs = load_runs(paths)
+    if len(runs) != 1:
+        raise UserInputError(f"verify takes one run directory; {len(runs)} runs found")
+    return runs[0]
+
+
+def verify(
+    path: Path, options: VerifyOptions, secrets: Secrets | None = None,
+    progress: ProgressSink | None = None,
+) -> tuple[Verification, RunOutcome]:
+    """Predict from the sweep, run the users, optionally search; bad input raises first."""
+    think = parse_think_time(options.think, "--think-time")
+    turns = parse_turns(options.turns, "--turns")
+    slo = SLO(ttft_ms=options.ttft_slo_ms, tps=options.tps_slo,
+              statistic=options.statistic, think_time_s=think.mean_s)  # type: ignore[arg-type]
+    run = _source([path])
+    c_max, latency, predicted = _sweep_plan(run, slo)
+    ramp = options.ramp_s if options.ramp_s is not None else min(think.mean_s, 60.0)
+    load = SessionsLoad(users=[predicted], think=str(think), turns=str(turns), ramp_s=ramp,
+                        duration_s=options.duration_s, seed=int(run.info.config.get("seed", 0)))
+    config = _config(run, load, options.out_dir or str(run.path.parent))
+    capture = _Capture(progress or NullProgress())
+    search = users_search(predicted, tolerance=options.tolerance, budget=options.budget,
+                          maximum=predicted * 4) if options.search else None
+    plan = _UsersPlan(load, predicted, options, capture, search)
+    outcome = run_benchmark(config, secrets, capture, plan=plan)
+    result = _verification(run, options, slo, (c_max, latency, predicted), capture, search)
+    write_verification(outcome.run_dir, result)
+    return result, outcome
+
+
+def _verification(
+    run: Run, options: VerifyOptions, slo: SLO, predicted: tuple[int, float, int],
+    capture: _Capture, search: BoundarySearch | None,
+) -> Verification:
+    c_max, latency, users = predicted
+    if not capture.summaries:
+        raise UserInputError("the verify run measured no level")
+    checks = [_check(level, options) for level in capture.summaries]
+    first = checks[0]
+    conc = first.mean_concurrency
+    result = Verification(
+        source_run=str(run.path), statistic=options.statistic, slo=slo, think=options.think,
+        c_max=c_max, latency_mean_s=latency, predicted_users=users, at_predicted=first,
+        concurrency_vs_c_max=(conc - c_max) / c_max if conc is not None else None,
+        levels=checks,
+    )
+    if search is not None:
+        found = search.result()
+        result.search_status, result.search_message = found.status.value, found.message
+        result.verified_users = found.found
+    elif first.verdict == Verdict.PASS.value:
+        result.verified_users = users
+    if result.verified_users:
+        result.prediction_error = relative_error(users, result.verified_users)
+    return result
+
+
+__all__ = ["Verification", "VerifyOptions", "load_verification", "verify"]
+
+
+def summary_line(result: Verification) -> str:
+    """One paragraph for the terminal: predicted against verified, and the law check."""
+    at = result.at_predicted
+    parts = [
+        f"predicted users (Little's law on C_max {result.c_max}, L_mean "
+        f"{result.latency_mean_s:.2f} s, think {result.think}): {result.predicted_users}",
+        f"at {at.users} users: {result.statistic} TTFT {_f(at.ttft)} ms, TPS {_f(at.tps)} "
+        f"tok/s -> {at.verdict}",
+        f"measured mean concurrency {_f(at.mean_concurrency, 2)} (C_max assumed "
+        f"{result.c_max}; N*R/(R+Z) from this run {_f(at.law_concurrency, 2)}, "
+        f"law error {_pct(at.law_error)})",
+    ]
+    if result.search_message:
+        parts.append(f"search: {result.search_message}")
+    verified = result.verified_users
+    parts.append(
+        f"verified users: {verified} (prediction error {_pct(result.prediction_error)})"
+        if verified else "verified users: none (the SLOs did not pass with certainty)"
+    )
+    return "\n".join(parts)
+
+
+def _f(value: float | None, digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:+.1f}%"

@@ -1,0 +1,69 @@
+"""`servecap verify RUN`: run the users a sweep predicts against the same server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from servecap.api.verify import VerifyOptions, summary_line, verify
+from servecap.cli.common import (
+    SLO_DEFAULTS,
+    StatChoice,
+    StatOption,
+    TpsSloOption,
+    TtftSloOption,
+    fail_input,
+    user_errors,
+)
+from servecap.cli.run_cmd import RichProgress
+from servecap.cli.run_flags_sessions import DEFAULTS as SESSIONS
+from servecap.stats.search import DEFAULT_BUDGET, DEFAULT_TOLERANCE
+
+
+@user_errors
+def verify_cmd(
+    run: Annotated[Path, typer.Argument(help="A run directory holding a concurrency sweep")],
+    stat: StatOption = StatChoice(SLO_DEFAULTS.statistic),
+    ttft_slo_ms: TtftSloOption = SLO_DEFAULTS.ttft_ms,
+    tps_slo: TpsSloOption = SLO_DEFAULTS.tps,
+    think_time: Annotated[str, typer.Option(
+        help="Users' think time: exp:MEAN, fixed:S, lognormal:MEDIAN:SIGMA, uniform:LO:HI "
+        "(its mean is the Z of the prediction)")] = "exp:45",
+    turns: Annotated[str, typer.Option(help="User turns per conversation")] = SESSIONS.turns,
+    ramp_s: Annotated[float | None, typer.Option(
+        help="Seconds over which users start (default: one mean think time, at most 60)")] = None,
+    duration: Annotated[float, typer.Option(help="Measured seconds per level")] = (
+        SESSIONS.duration_s
+    ),
+    search: Annotated[bool, typer.Option(
+        "--search", help="Then find the largest N that passes (bracketing and bisection)")] = False,
+    tolerance: Annotated[float, typer.Option(
+        help="Search: stop when the bracket is within this fraction")] = DEFAULT_TOLERANCE,
+    budget: Annotated[int, typer.Option(help="Search: most levels to measure")] = DEFAULT_BUDGET,
+    out: Annotated[
+        Path | None, typer.Option(help="Results directory (default: beside RUN)")
+    ] = None,
+) -> None:
+    """Predict users from a sweep (Little's law), run them, and report predicted vs verified."""
+    if not 0 < tolerance < 1:
+        raise fail_input(f"invalid --tolerance {tolerance:g}: use a fraction between 0 and 1")
+    if budget < 1:
+        raise fail_input(f"invalid --budget {budget}: at least 1 level")
+    if duration <= 0 or (ramp_s is not None and ramp_s < 0):
+        raise fail_input("--duration must be positive and --ramp-s non-negative")
+    options = VerifyOptions(
+        statistic=stat.value, ttft_slo_ms=ttft_slo_ms, tps_slo=tps_slo, think=think_time,
+        turns=turns, ramp_s=ramp_s, duration_s=duration, search=search,
+        tolerance=tolerance, budget=budget, out_dir=str(out) if out else None,
+    )
+    console = Console(stderr=True)
+    progress = RichProgress(console)
+    try:
+        result, outcome = verify(run, options, None, progress)
+    finally:
+        progress.stop()
+    print(summary_line(result))
+    print(f"verify run saved to {outcome.run_dir}")
