@@ -2,9 +2,12 @@
 mean think time, and TTFT by turn index.
 
 The level's window runs from its first to its last steady-state send (requests sent during
-the ramp are warm-up). Mean concurrency is the time average of requests in flight over that
-window, counting every request of the level (warm-up ones still in flight when it opens,
-measured ones still running when it closes), each clipped to the window. R is the mean
+the ramp are warm-up). Mean concurrency is the time the measured requests spent in flight
+(each whole, from send to end) over the window's length: Little's law on the requests sent
+in the window, so edge effects cancel in the steady state (the requests still running at the
+window's close stand in for those the ramp left in flight at its open). Clipping every
+request to the window instead counts the ramp's slow first turns (cold start) as steady-state
+load, which overstated the concurrency by up to 20% on short levels. R is the mean
 latency of the measured requests and Z the mean think time drawn after each request that
 ended in the window: chosen by when the think starts, never by its length, so the thinks the
 level's end cuts short count too (counting only thinks followed by a turn would drop the
@@ -26,19 +29,6 @@ from servecap.stats.response_time import check_law
 
 NS_PER_S = 1e9
 NS_PER_MS = 1e6
-
-
-def _overlap_ns(record: RequestRecord, start: int, end: int) -> int:
-    if record.sent_at is None or record.ended_at is None:
-        return 0
-    return max(0, min(record.ended_at, end) - max(record.sent_at, start))
-
-
-def mean_in_flight(records: Sequence[RequestRecord], start: int, end: int) -> float | None:
-    """Time-averaged requests in flight over [start, end] (ns); None for an empty window."""
-    if end <= start:
-        return None
-    return sum(_overlap_ns(r, start, end) for r in records) / (end - start)
 
 
 def ttft_by_turn(records: Sequence[RequestRecord]) -> dict[str, float]:
@@ -69,7 +59,7 @@ def session_fields(records: Sequence[RequestRecord], users: int) -> dict[str, An
     ]
     if thinks:
         out["think_time_mean_s"] = float(np.mean(thinks))
-    concurrency = mean_in_flight(records, start, end)
+    concurrency = sum(latencies) / ((end - start) / NS_PER_S) if end > start else None
     if concurrency is None or not latencies or not thinks:
         return out
     law = check_law(users, float(np.mean(latencies)), float(np.mean(thinks)), concurrency)

@@ -1,0 +1,112 @@
+"""`servecap verify`: bad input exits 2 before any load; on the simulator a sweep then
+`verify --search` reports predicted and verified users, every level it measured is a level of
+the verify run, and its mean concurrency agrees with N * R / (R + Z) within 5%."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from servecap.api.run import Secrets, run_benchmark
+from servecap.api.verify import VerifyOptions, verify
+from servecap.cli.main import app
+from servecap.core.config import ClientOptions, RunConfig
+from servecap.core.errors import UserInputError
+from servecap.core.summary import LevelSummary
+from servecap.storage.run_dir import write_summaries
+from servecap.storage.runs import load_run
+from servecap.storage.verification import load_verification
+
+
+def stored_run(root, levels, config=None):
+    run = root / "r"
+    run.mkdir()
+    info = {"name": "r", "config": config or {"client": {"base_url": "http://127.0.0.1:9/v1"}}}
+    (run / "run.json").write_text(json.dumps(info))
+    write_summaries(run, levels)
+    return run
+
+
+@pytest.mark.parametrize(
+    ("levels", "message"),
+    [
+        ([LevelSummary(level="users=5", ttft_p90_ms=1, tps_p90=99, latency_mean_s=1)],
+         "needs a concurrency sweep"),
+        ([LevelSummary(concurrency=4, ttft_p90_ms=5000, tps_p90=99, latency_mean_s=1)],
+         "no level meets the SLOs"),
+    ],
+)
+def test_verify_refuses_before_any_load(tmp_path, levels, message):
+    run = stored_run(tmp_path, levels)
+    result = CliRunner().invoke(app, ["verify", str(run)])
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert "cannot reach" not in result.output
+
+
+def test_bad_think_time_and_tolerance_exit_2(tmp_path):
+    run = stored_run(tmp_path, [LevelSummary(concurrency=4, ttft_p90_ms=5, tps_p90=99,
+                                             latency_mean_s=1)])
+    bad = CliRunner().invoke(app, ["verify", str(run), "--think-time", "exp:x"])
+    assert bad.exit_code == 2 and "--think-time" in bad.output
+    bad = CliRunner().invoke(app, ["verify", str(run), "--tolerance", "2"])
+    assert bad.exit_code == 2 and "--tolerance" in bad.output
+    with pytest.raises(UserInputError, match="--turns"):
+        verify(run, VerifyOptions(turns="0"))
+
+
+@contextmanager
+def simulator(profile: str, time_scale: float, log: Path):
+    """The simulator in its own process (in a thread it would share the client's GIL and
+    make the client lag), on 127.0.0.1 with a free port; yields its base URL. Its output
+    goes to a file: a pipe nobody reads would fill and stall it."""
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "servecap.sim", "serve", "--profile", profile, "--port",
+             "0", "--time-scale", str(time_scale)], stdout=out, stderr=subprocess.STDOUT,
+        )
+    try:
+        for _ in range(200):  # 20 s at most
+            found = [ln for ln in log.read_text().splitlines() if "listening on " in ln]
+            if found:
+                break
+            time.sleep(0.1)
+        else:
+            raise RuntimeError("the simulator did not start")
+        yield found[0].split("listening on ")[1].strip()
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+@pytest.mark.slow
+def test_sweep_then_verify_search_on_the_simulator(tmp_path):
+    with simulator("vllm-direct", 10.0, tmp_path / "sim.log") as base_url:
+        sweep = run_benchmark(RunConfig(
+            name="sweep", concurrency=[4, 8, 16, 32], rounds=4, warmup=0, input_tokens=64,
+            output_tokens=64, out_dir=str(tmp_path), client=ClientOptions(base_url=base_url),
+        ), Secrets())
+        # The ramp defaults to one mean think time, so users do not all start in a burst.
+        options = VerifyOptions(ttft_slo_ms=300, tps_slo=250, think="exp:3", turns="2",
+                                duration_s=12, search=True, tolerance=0.25, budget=3,
+                                out_dir=str(tmp_path / "verify"))
+        result, outcome = verify(sweep.run_dir, options)
+    assert result.predicted_users > 0
+    assert result.search_status is not None and result.levels
+    users = [check.users for check in result.levels]
+    assert users[0] == result.predicted_users and len(users) <= 3
+    stored = load_run(outcome.run_dir)
+    assert sorted(int(lv.key.value) for lv in stored.levels) == sorted(set(users))
+    assert load_verification(outcome.run_dir) == result
+    for level in stored.levels:
+        assert level.law_error is not None and abs(level.law_error) < 0.05, level
+    planned = CliRunner().invoke(app, ["plan", str(outcome.run_dir), "--format", "json"])
+    (item,) = json.loads(planned.output)["runs"]
+    assert item["predicted_users"] == result.predicted_users
+    assert item["verified_users"] == result.verified_users
