@@ -36,7 +36,8 @@ def test_plan_json_shape_is_stable(seed_runs):
     run = data["runs"][0]
     # The original shape, plus the fields issues 13 and 16 added (extended, not changed).
     assert set(run) == {"name", "c_max", "latency_mean_s", "users", "levels"} | {
-        "c_max_lower_bound", "below", "above", "binding", "verdict_at_c_max", "verdict_above"}
+        "c_max_lower_bound", "below", "above", "binding", "verdict_at_c_max", "verdict_above",
+        "predicted_users", "verified_users", "verification"}
     assert set(run["levels"][0]) == {"concurrency", "ttft", "tps", "ttft_ok", "tps_ok"} | {
         "sample_warning", "verdict", "ttft_verdict", "tps_verdict", "ttft_ci", "tps_ci",
         "latency_ci", "n_ok", "warnings", "intervals"}
