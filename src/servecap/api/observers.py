@@ -1,16 +1,20 @@
 """The observers a run puts around each level (a new observer is one line here).
 
 Each is an async context manager with `fields()` (see `load.sweep.LevelObserver`): the
-client monitor today; the server-metrics scraper and worker health are the next ones.
+client monitor and the server-metrics scraper today; worker health is next.
 """
 
 from __future__ import annotations
 
 from servecap.core.load_spec import LevelSpec
+from servecap.api.server_metrics import observer_for_run
 from servecap.load.monitor import ClientMonitor
 from servecap.load.sweep import LevelObserver, ObserverFactory
 
-LEVEL_OBSERVERS: tuple[ObserverFactory, ...] = (lambda level: ClientMonitor(),)
+LEVEL_OBSERVERS: tuple[ObserverFactory, ...] = (
+    lambda level: ClientMonitor(),
+    lambda level: observer_for_run(),
+)
 
 
 def level_observers(level: LevelSpec) -> list[LevelObserver]:

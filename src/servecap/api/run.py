@@ -30,6 +30,7 @@ from servecap.api.preflight import (
 )
 from servecap.api.progress import NullProgress, ProgressSink
 from servecap.api.workload import build_source, client_extra_body
+from servecap.api.server_metrics import CURRENT, start_scraper
 from servecap.client.http import StreamingClient, make_session
 from servecap.client.server_info import version_facts
 from servecap.core.clock import ClockAnchor
@@ -124,6 +125,11 @@ async def run_benchmark_async(
             client_extra_body(config),
         )
         writer = RecordWriter(run_dir / REQUESTS_FILE)
+        scraper, info.server_metrics = await start_scraper(
+            config.server_metrics, config.metrics_hz, config.client, secrets.http_headers(),
+            run_dir,
+        )
+        scraping = CURRENT.set(scraper)
         total = config.warmup + _expected_requests(state.plan)
         state.progress.started(total, str(run_dir), model)
         try:
@@ -136,6 +142,9 @@ async def run_benchmark_async(
             info.status, info.stop_reason = "incomplete", f"write failed: {exc.strerror}"
             raise _write_failed(run_dir, exc) from exc
         finally:
+            CURRENT.reset(scraping)
+            if scraper is not None:
+                await asyncio.shield(scraper.close())
             writer.close()
             try:
                 _save(run_dir, info, state)

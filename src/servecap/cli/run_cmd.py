@@ -47,6 +47,7 @@ RUN_FLAGS = {
     "workload": "--dataset/--prefix-tokens",
     # the CLI's load plan is the closed sweep these define, or a replay of --trace
     "load": "--concurrency/--rounds/--trace",
+    "server_metrics": "--server-metrics", "metrics_hz": "--metrics-hz",
     "client.base_url": "--base-url", "client.api_key_env": "--api-key-env",
     "client.header_names": "--header", "client.insecure": "--insecure",
     "client.ca_bundle": "--ca-bundle", "client.timeout_s": "--timeout",
@@ -163,6 +164,8 @@ def build_config(**kw: Any) -> RunConfig:
             warmup=kw["warmup"], seed=kw["seed"], out_dir=str(kw["out"]),
             extra_body=kw["extra_body"], client=client, notes=kw["notes"],
             workload=kw.get("workload"), load=kw.get("load"),
+            server_metrics=kw.get("server_metrics", RUN.server_metrics),
+            metrics_hz=kw.get("metrics_hz", RUN.metrics_hz),
         )
     except ValidationError as exc:
         raise user_input_error(exc, RUN_FLAGS) from exc
@@ -250,6 +253,12 @@ def run(
     turns: sf.TurnsOption = sf.DEFAULTS.turns,
     ramp_s: sf.RampOption = sf.DEFAULTS.ramp_s,
     duration: sf.DurationOption = None,
+    server_metrics: Annotated[
+        str, typer.Option(help="Scrape the server's /metrics: auto, off or a URL")
+    ] = RUN.server_metrics,
+    metrics_hz: Annotated[
+        float, typer.Option(help="Scrapes per second of /metrics (at most 10)")
+    ] = RUN.metrics_hz,
 ) -> None:
     """Closed-loop sweep (c streams per level, each sends its next request when one ends),
     a trace replayed once per --trace-speed, or with --users sessions (virtual users hold
@@ -279,11 +288,14 @@ def run(
         timeout=timeout, stall_timeout=stall_timeout, connect_timeout=connect_timeout,
         name=name, out=out, seed=seed, api_key_env=api_key_env,
         headers=headers, extra_body=parse_extra_body(extra_body), insecure=insecure,
-        ca_bundle=ca_bundle, notes=notes,
+        ca_bundle=ca_bundle, notes=notes, server_metrics=server_metrics, metrics_hz=metrics_hz,
     )
     wf.check_source(config)
     console = Console(stderr=True)
     outcome = execute(config, Secrets.from_env(api_key_env, headers), console)
     title = f"{outcome.info.name} ({outcome.info.status})"
     print_table(Console(), levels_table(title, outcome.levels))
+    reason = outcome.info.server_metrics.get("reason")
+    if reason:
+        print(reason)
     print(f"run saved to {outcome.run_dir}")

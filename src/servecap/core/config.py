@@ -112,6 +112,20 @@ class RunConfig(BaseModel):
     # What to send when it is not the built-in prompts (datasets, length distributions,
     # shared prefixes); absent from stored configs when unset.
     workload: WorkloadSpec | None = None
+    # the server's /metrics: "auto" (its host's /metrics, off if absent), "off", or a URL
+    server_metrics: str = "auto"
+    metrics_hz: float = Field(default=1.0, gt=0, le=10)
+
+    @field_validator("server_metrics")
+    @classmethod
+    def _check_metrics(cls, value: str) -> str:
+        value = value.strip()
+        if value in ("auto", "off"):
+            return value
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("expected auto, off or an http(s) URL of /metrics")
+        return strip_credentials(value)
 
     @field_validator("concurrency")
     @classmethod

@@ -38,6 +38,9 @@ class RunInfo(BaseModel):
     pid: int | None = None
     host: str | None = None
 
+    # The /metrics scraper: mode, url, hz, state ("on"/"off" and why), scrapes, errors by kind
+    server_metrics: dict[str, Any] = Field(default_factory=dict)
+
     @property
     def insecure(self) -> bool:
         """The run skipped TLS verification (`--insecure`): every view of it says so."""

@@ -129,6 +129,24 @@ class LevelSummary(BaseModel):
     client_bound: bool | None = None
     # the client's own delay inside TTFT (RequestRecord.client_delay_ms), mean over the level
     client_delay_mean_ms: float | None = None
+    # the server's own view of the level, from its /metrics (metrics/server_view.py)
+    server_scrapes: int | None = None
+    server_scrape_errors: int | None = None
+    server_running_mean: float | None = None
+    server_running_max: float | None = None
+    server_waiting_mean: float | None = None
+    server_waiting_max: float | None = None
+    server_waiting_share: float | None = None
+    server_kv_usage_mean: float | None = None
+    server_kv_usage_max: float | None = None
+    server_preemptions: float | None = None
+    server_prefix_hit_rate: float | None = None
+    server_spec_acceptance: float | None = None
+    server_spec_accept_length: float | None = None
+    server_prompt_tok_s: float | None = None
+    server_generation_tok_s: float | None = None
+    server_ttft_mean_ms: float | None = None
+    server_itl_mean_ms: float | None = None
     warnings: list[str] = Field(default_factory=list)
     # Counting what went right only just: stale pooled connections skipped before a request
     # was written, streams that ended without `[DONE]`, invalid UTF-8 bytes replaced.

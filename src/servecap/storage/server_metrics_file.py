@@ -1,0 +1,75 @@
+"""`server_metrics.jsonl`: every scrape of the server's `/metrics`, one JSON object a line.
+
+A line is `{"t_ns", "ms", "series", "samples"}` for a scrape that worked, or
+`{"t_ns", "ms", "error", "detail"}` for one that did not. `t_ns` is the scrape's midpoint on
+the run's `perf_counter_ns` clock (the clock of `requests.jsonl`, dated by run.json's
+anchor). `series` holds the canonical series (core/server_series.py); `samples` holds the raw
+exposition samples (`name{labels}` -> value) that changed since the previous line, so an
+unchanged histogram bucket is written once, not ten times a second. `read_scrapes` puts the
+full sample set back together. A torn last line (a killed run) is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+SERVER_METRICS_FILE = "server_metrics.jsonl"
+
+
+class ScrapeWriter:
+    """Appends scrapes, writing only the raw samples that changed."""
+
+    def __init__(self, path: Path) -> None:
+        self._handle: IO[bytes] = path.open("ab")
+        self._last: dict[str, float] = {}
+
+    def write(
+        self, t_ns: int, ms: float, series: dict[str, float], samples: dict[str, float],
+        error: str | None = None, detail: str = "",
+    ) -> None:
+        line: dict[str, Any] = {"t_ns": t_ns, "ms": round(ms, 3)}
+        if error is not None:
+            line.update(error=error, detail=detail)
+        else:
+            changed = {k: v for k, v in samples.items() if self._last.get(k) != v}
+            self._last.update(changed)
+            line.update(series=series, samples=changed)
+        self._handle.write(orjson.dumps(line) + b"\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+@dataclass
+class StoredScrape:
+    t_ns: int
+    ms: float
+    series: dict[str, float] = field(default_factory=dict)
+    samples: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    detail: str = ""
+
+
+def read_scrapes(path: Path) -> Iterator[StoredScrape]:
+    """The scrapes in `path` in order, each with its full raw sample set; none if absent."""
+    if not path.is_file():
+        return
+    current: dict[str, float] = {}
+    with path.open("rb") as handle:
+        for raw in handle:
+            try:
+                line = orjson.loads(raw)
+                t_ns, ms = int(line["t_ns"]), float(line["ms"])
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                continue
+            if line.get("error"):
+                yield StoredScrape(t_ns, ms, error=str(line["error"]), detail=str(line["detail"]))
+                continue
+            current.update(line.get("samples") or {})
+            yield StoredScrape(t_ns, ms, dict(line.get("series") or {}), dict(current))
