@@ -37,7 +37,7 @@ CANONICAL: dict[str, Canonical] = {
         Canonical("waiting", "gauge", False, "requests queued, not yet scheduled"),
         Canonical("kv_usage", "gauge", True, "KV-cache usage, 0..1"),
         Canonical("preemptions", "counter", False, "requests preempted (cumulative)"),
-        Canonical("prefix_queries", "counter", False, "prompt tokens looked up in the prefix cache"),
+        Canonical("prefix_queries", "counter", False, "prompt tokens looked up in the cache"),
         Canonical("prefix_hits", "counter", False, "of which the prefix cache held"),
         Canonical("prefix_hit_rate", "gauge", True, "prefix-cache hit rate the engine reports"),
         Canonical("prompt_tokens", "counter", False, "prompt tokens processed"),

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from servecap.sim.engines import make_engine
+from servecap.sim.histogram import ServedLatency
 from servecap.sim.model import Emission, StepEmissions
 from servecap.sim.params import ModelParams
 
@@ -109,6 +110,7 @@ class EngineLoop:
         self.deliver_seconds = 0.0  # building and writing steps' chunks (real s)
         self.write_seconds = 0.0  # of which writing them to the sockets
         self.requests_done = 0
+        self.served = ServedLatency()
         self._sinks: dict[int, Sink] = {}
         self._next_id = 0
         self._t0 = time.monotonic()
@@ -131,6 +133,7 @@ class EngineLoop:
         rid = self._next_id
         self._next_id += 1
         self._sinks[rid] = sink_for(rid)
+        self.served.submitted(rid, time.monotonic())
         self.engine.add(rid, prompt_tokens, max_tokens, self.virtual_now(), blocks)
         due = self.engine.next_time()
         if self._wake is not None and (self._awaiting is None or (due or 0.0) < self._awaiting):
@@ -141,6 +144,7 @@ class EngineLoop:
         """Drop a request whose client went away (no-op once it finished)."""
         if self._sinks.pop(rid, None) is not None:
             self.engine.cancel(rid)
+        self.served.forget(rid)
 
     async def _sleep_until(self, wake: asyncio.Event, target: float) -> bool:
         """Sleep until ``target``; False when an earlier event arrived first."""
@@ -178,11 +182,17 @@ class EngineLoop:
         # rest is even built; the rest is timed into ``chunks`` only
         began = time.monotonic()
         self.batch.begin()
+        tokens_before = self.engine.counters.generation_tokens
         n_first = self._emit(step.first)
         if n_first:
             self._flush(self.first_tokens, n_first, target)
             self.batch.begin()
+        written = time.monotonic()  # when the first tokens went out, not when they were due
+        for em in step.first:
+            self.served.first_token(em.rid, written)
         n_rest = self._emit(step.rest)
+        decoded = self.engine.counters.generation_tokens - tokens_before - len(step.first)
+        self.served.step(time.monotonic(), n_rest, decoded)
         if n_rest or not n_first:
             self._flush(self.chunks, n_rest, target)
         self.deliver_seconds += time.monotonic() - began

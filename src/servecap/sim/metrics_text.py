@@ -3,7 +3,9 @@
 The prefix-cache counters are vLLM v1's: ``vllm:prefix_cache_queries`` and
 ``vllm:prefix_cache_hits`` count prompt tokens (looked up, found cached) once per admitted
 request; their ratio is the hit rate. ``vllm:prompt_tokens`` counts every prompt token,
-cached or computed, as vLLM's does.
+cached or computed, as vLLM's does. ``vllm:num_preemptions`` stays 0: the simulator admits
+by reservation and never preempts. The TTFT and ITL histograms are what the simulator served
+(sim/histogram.py), in real seconds.
 """
 
 from __future__ import annotations
@@ -44,9 +46,11 @@ def render_metrics(loop: EngineLoop, model_name: str) -> str:
     counters = [
         ("vllm:prompt_tokens", "Prefill tokens processed.", c.prompt_tokens),
         ("vllm:generation_tokens", "Generation tokens produced.", c.generation_tokens),
+        ("vllm:spec_decode_num_drafts", "Draft proposals (one per sequence a step).", c.drafts),
         ("vllm:spec_decode_num_draft_tokens", "Draft tokens proposed.", c.draft_tokens),
         ("vllm:spec_decode_num_accepted_tokens", "Draft tokens accepted.", c.accepted_tokens),
         ("vllm:request_success", "Requests finished.", loop.requests_done),
+        ("vllm:num_preemptions", "Requests preempted (never: admission reserves).", 0),
         (
             "vllm:prefix_cache_queries",
             "Prefix cache queries, in prompt tokens looked up (0 with caching off).",
@@ -81,4 +85,10 @@ def render_metrics(loop: EngineLoop, model_name: str) -> str:
     for name, doc, value in counters:
         lines += [f"# HELP {name} {doc}", f"# TYPE {name} counter"]
         lines.append(f"{name}_total{label} {value}")
+    inner = label[1:-1]
+    for name, doc, hist in (
+        ("vllm:time_to_first_token_seconds", "TTFT as served, real s.", loop.served.ttft),
+        ("vllm:inter_token_latency_seconds", "ITL per token as served, real s.", loop.served.itl),
+    ):
+        lines += [f"# HELP {name} {doc}", f"# TYPE {name} histogram", *hist.lines(name, inner)]
     return "\n".join(lines) + "\n"

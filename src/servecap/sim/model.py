@@ -104,6 +104,7 @@ class Counters:
 
     prompt_tokens: int = 0
     generation_tokens: int = 0
+    drafts: int = 0  # draft proposals: one per decoding sequence per speculative step
     draft_tokens: int = 0
     accepted_tokens: int = 0
     running: int = 0
@@ -323,6 +324,7 @@ class StepEngine:
         draws = self._rng.random((len(decoding), k)) < self.p.acceptance
         # accepted = leading run of successes: index of the first failure, k if none
         accepted = np.where(draws.all(axis=1), k, np.argmin(draws, axis=1))
+        self.counters.drafts += len(decoding)
         self.counters.draft_tokens += k * len(decoding)
         self.counters.accepted_tokens += int(accepted.sum())
         return [
