@@ -19,6 +19,7 @@ from servecap.analysis.consistency import (
     consistency_rows,
 )
 from servecap.analysis.findings import Finding
+from servecap.analysis.server_findings import server_findings
 from servecap.analysis.metrics_view import metric_findings
 from servecap.analysis.recommend import Context, Recommendation, recommend
 from servecap.analysis.series import ConfigSeries
@@ -89,6 +90,7 @@ def analyse(
         *boundary_findings(slo, [s.name for s in series]),
         *capacity_findings(slo),
         *consistency_findings(rows, jumps),
+        *[f for s in series for f in server_findings(s)],
     ]
     ctx = Context(
         series=by_name,

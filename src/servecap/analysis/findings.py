@@ -21,6 +21,7 @@ Section = Literal[
     "capacity",
     "consistency",
     "data",
+    "server",
 ]
 Severity = Literal["info", "notice", "warning"]
 

@@ -32,6 +32,8 @@ SUMMARY_KINDS = (
     "speedup",
     "break_even",
     "ttft_jump",
+    "server_queue",
+    "spec_acceptance_falls",
     "consistent_jump",
     "inconsistent",
     "output_falls",

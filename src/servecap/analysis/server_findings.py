@@ -1,0 +1,116 @@
+"""Diagnosis: why capacity ends where it does, from the server's own view of each level.
+
+Each rule is a pure function of one configuration's level summaries (their `server_*`
+fields, next to the client's) and cites both sides. A level without server fields (scraping
+off, an engine without the series) never fires a rule.
+"""
+
+from __future__ import annotations
+
+from servecap.analysis.findings import Finding
+from servecap.analysis.series import ConfigSeries, fmt, ratio
+from servecap.core.summary import LevelSummary
+
+QUEUE_SHARE = 0.5  # requests waited during at least half of the level's scrapes ...
+QUEUE_MEAN = 1.0  # ... with at least one waiting on average
+KV_FULL = 0.9  # KV usage at or above this: admission is memory-bound
+ACCEPTANCE_FALL = 0.75  # acceptance below this share of its low-load value: it fell
+RATE_DISAGREEMENT = 0.05  # server and client token rates further apart than this
+RATE_MIN_WALL_S = 5.0  # a level this long, so scrape edges do not move the rate
+
+
+def _ttft(level: LevelSummary) -> tuple[str, float | None]:
+    if level.ttft_p90_ms is not None:
+        return "TTFT p90", level.ttft_p90_ms
+    return "TTFT mean", level.ttft_mean_ms
+
+
+def _bound(level: LevelSummary) -> str:
+    kv = level.server_kv_usage_mean
+    if kv is not None and kv >= KV_FULL:
+        return f" while KV usage sat at {kv:.0%}: memory-bound admission"
+    if level.server_running_max is not None:
+        return f" with at most {fmt(level.server_running_max, 0)} running: the batch was full"
+    return ""
+
+
+def queue_findings(series: ConfigSeries) -> list[Finding]:
+    """The first level where requests queue in the server for most of the level."""
+    prev: LevelSummary | None = None
+    for level in series.levels:
+        share, mean = level.server_waiting_share, level.server_waiting_mean
+        if share is not None and mean is not None and share >= QUEUE_SHARE and mean >= QUEUE_MEAN:
+            label, ttft = _ttft(level)
+            before = _ttft(prev)[1] if prev is not None else None
+            jump = ratio(ttft, before)
+            since = f" ({jump:.1f}x {prev.key})" if jump is not None and prev is not None else ""
+            text = (
+                f"{series.name} {level.key}: {label} {fmt(ttft, 0)} ms{since}; requests waited in "
+                f"the server's queue for {share:.0%} of the level (mean {fmt(mean, 1)} waiting, "
+                f"max {fmt(level.server_waiting_max, 0)}){_bound(level)}."
+            )
+            return [Finding(
+                kind="server_queue", section="server", configs=[series.name], level=level.key,
+                severity="warning", text=text,
+                numbers={"ttft_ms": ttft, "ttft_jump": jump, "waiting_share": share,
+                         "waiting_mean": mean, "waiting_max": level.server_waiting_max,
+                         "kv_usage_mean": level.server_kv_usage_mean},
+            )]
+        prev = level
+    return []
+
+
+def acceptance_findings(series: ConfigSeries) -> list[Finding]:
+    """Speculative acceptance per level, and the level where it fell (if it did)."""
+    levels = [lv for lv in series.levels if lv.server_spec_acceptance is not None]
+    if len(levels) < 2:
+        return []
+    first, last = levels[0], levels[-1]
+    a0, a1 = first.server_spec_acceptance, last.server_spec_acceptance
+    assert a0 is not None and a1 is not None
+    per_level = ", ".join(f"{lv.key} {lv.server_spec_acceptance:.2f}" for lv in levels)
+    fell = next(
+        (lv for lv in levels if (lv.server_spec_acceptance or 0.0) < ACCEPTANCE_FALL * a0), None
+    )
+    if fell is None:
+        text = f"{series.name}: speculative acceptance held steady across levels ({per_level})."
+        kind, severity = "spec_acceptance", "info"
+    else:
+        text = (
+            f"{series.name}: speculative acceptance fell from {a0:.2f} at {first.key} to "
+            f"{a1:.2f} at {last.key} ({per_level}): speculation pays off less from {fell.key}."
+        )
+        kind, severity = "spec_acceptance_falls", "warning"
+    return [Finding(
+        kind=kind, section="server", configs=[series.name],
+        level=fell.key if fell is not None else None, severity=severity, text=text,
+        numbers={"acceptance_first": a0, "acceptance_last": a1},
+    )]
+
+
+def rate_findings(series: ConfigSeries) -> list[Finding]:
+    """Levels where the server's generated tokens/s and the client's disagree."""
+    out: list[Finding] = []
+    for level in series.levels:
+        server, client = level.server_generation_tok_s, level.output_tok_s
+        gap = ratio(server, client)
+        if gap is None or (level.wall_s or 0.0) < RATE_MIN_WALL_S:
+            continue
+        if abs(gap - 1.0) <= RATE_DISAGREEMENT:
+            continue
+        out.append(Finding(
+            kind="server_rate_mismatch", section="server", configs=[series.name],
+            level=level.key, severity="notice",
+            text=(
+                f"{series.name} {level.key}: the server counted {fmt(server)} generated tok/s, "
+                f"the client {fmt(client)} ({gap - 1.0:+.0%}): one of them miscounts tokens "
+                "(usage, reasoning or special tokens)."
+            ),
+            numbers={"server_tok_s": server, "client_tok_s": client, "ratio": gap},
+        ))
+    return out
+
+
+def server_findings(series: ConfigSeries) -> list[Finding]:
+    """Every diagnosis rule over one configuration."""
+    return [*queue_findings(series), *acceptance_findings(series), *rate_findings(series)]
