@@ -16,8 +16,8 @@ from servecap.client.metrics_scrape import scrape_once
 from servecap.core.config import ClientOptions, RunConfig
 from servecap.storage.server_metrics_file import SERVER_METRICS_FILE, read_scrapes
 from tests.servermetrics.expositions import VLLM_V1
-from tests.servers.fault_server import FaultServer, FaultServerThread, free_port
 from tests.servers.app_thread import AppThread
+from tests.servers.fault_server import FaultServer, FaultServerThread, free_port
 
 
 async def _slow(request: web.Request) -> web.Response:

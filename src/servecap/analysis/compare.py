@@ -19,10 +19,10 @@ from servecap.analysis.consistency import (
     consistency_rows,
 )
 from servecap.analysis.findings import Finding
-from servecap.analysis.server_findings import server_findings
 from servecap.analysis.metrics_view import metric_findings
 from servecap.analysis.recommend import Context, Recommendation, recommend
 from servecap.analysis.series import ConfigSeries
+from servecap.analysis.server_findings import server_findings
 from servecap.analysis.slo import SloAnalysis, boundary_findings, capacity_findings, slo_analysis
 from servecap.analysis.speedup import Pair, PairSpeedup, pair_speedup, speedup_findings
 from servecap.core.config import SLO
