@@ -82,3 +82,13 @@ def test_token_rates_that_agree_or_short_levels_are_not() -> None:
 
 def test_levels_without_server_fields_fire_nothing() -> None:
     assert server_findings(ConfigSeries("x", [lv(1, ttft_p90_ms=1.0), lv(2)])) == []
+
+
+def test_of_several_queued_levels_the_one_where_ttft_jumps_is_named() -> None:
+    series = ConfigSeries("sglang-spec", [
+        lv(16, ttft_p90_ms=90.0),
+        lv(32, ttft_p90_ms=110.0, server_waiting_share=0.67, server_waiting_mean=1.3),
+        lv(64, ttft_p90_ms=550.0, server_waiting_share=1.0, server_waiting_mean=31.5),
+    ])
+    (f,) = queue_findings(series)
+    assert str(f.level) == "c=64" and "(5.0x c=32)" in f.text

@@ -7,7 +7,7 @@ off, an engine without the series) never fires a rule.
 
 from __future__ import annotations
 
-from servecap.analysis.findings import Finding
+from servecap.analysis.findings import Finding, Severity
 from servecap.analysis.series import ConfigSeries, fmt, ratio
 from servecap.core.summary import LevelSummary
 
@@ -34,30 +34,41 @@ def _bound(level: LevelSummary) -> str:
     return ""
 
 
+def _queued(level: LevelSummary) -> bool:
+    share, mean = level.server_waiting_share, level.server_waiting_mean
+    return share is not None and mean is not None and share >= QUEUE_SHARE and mean >= QUEUE_MEAN
+
+
 def queue_findings(series: ConfigSeries) -> list[Finding]:
-    """The first level where requests queue in the server for most of the level."""
+    """The level with a standing queue in the server where TTFT jumps the most (from the
+    level before); the first queued level when no TTFT can be compared."""
+    best: tuple[float, LevelSummary, LevelSummary | None] | None = None
     prev: LevelSummary | None = None
     for level in series.levels:
-        share, mean = level.server_waiting_share, level.server_waiting_mean
-        if share is not None and mean is not None and share >= QUEUE_SHARE and mean >= QUEUE_MEAN:
-            label, ttft = _ttft(level)
-            before = _ttft(prev)[1] if prev is not None else None
-            jump = ratio(ttft, before)
-            since = f" ({jump:.1f}x {prev.key})" if jump is not None and prev is not None else ""
-            text = (
-                f"{series.name} {level.key}: {label} {fmt(ttft, 0)} ms{since}; requests waited in "
-                f"the server's queue for {share:.0%} of the level (mean {fmt(mean, 1)} waiting, "
-                f"max {fmt(level.server_waiting_max, 0)}){_bound(level)}."
-            )
-            return [Finding(
-                kind="server_queue", section="server", configs=[series.name], level=level.key,
-                severity="warning", text=text,
-                numbers={"ttft_ms": ttft, "ttft_jump": jump, "waiting_share": share,
-                         "waiting_mean": mean, "waiting_max": level.server_waiting_max,
-                         "kv_usage_mean": level.server_kv_usage_mean},
-            )]
+        if _queued(level):
+            jump = ratio(_ttft(level)[1], _ttft(prev)[1]) if prev is not None else None
+            if best is None or (jump or 0.0) > best[0]:
+                best = (jump or 0.0, level, prev)
         prev = level
-    return []
+    if best is None:
+        return []
+    _, level, before = best
+    label, ttft = _ttft(level)
+    jump = ratio(ttft, _ttft(before)[1]) if before is not None else None
+    since = f" ({jump:.1f}x {before.key})" if jump is not None and before is not None else ""
+    share, mean = level.server_waiting_share or 0.0, level.server_waiting_mean
+    text = (
+        f"{series.name} {level.key}: {label} {fmt(ttft, 0)} ms{since}; requests waited in "
+        f"the server's queue for {share:.0%} of the level (mean {fmt(mean, 1)} waiting, "
+        f"max {fmt(level.server_waiting_max, 0)}){_bound(level)}."
+    )
+    return [Finding(
+        kind="server_queue", section="server", configs=[series.name], level=level.key,
+        severity="warning", text=text,
+        numbers={"ttft_ms": ttft, "ttft_jump": jump, "waiting_share": share,
+                 "waiting_mean": mean, "waiting_max": level.server_waiting_max,
+                 "kv_usage_mean": level.server_kv_usage_mean},
+    )]
 
 
 def acceptance_findings(series: ConfigSeries) -> list[Finding]:
@@ -72,6 +83,7 @@ def acceptance_findings(series: ConfigSeries) -> list[Finding]:
     fell = next(
         (lv for lv in levels if (lv.server_spec_acceptance or 0.0) < ACCEPTANCE_FALL * a0), None
     )
+    severity: Severity
     if fell is None:
         text = f"{series.name}: speculative acceptance held steady across levels ({per_level})."
         kind, severity = "spec_acceptance", "info"

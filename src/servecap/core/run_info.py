@@ -37,7 +37,6 @@ class RunInfo(BaseModel):
     # (SIGKILL, power loss: nothing could mark it) from one in progress.
     pid: int | None = None
     host: str | None = None
-
     # The /metrics scraper: mode, url, hz, state ("on"/"off" and why), scrapes, errors by kind
     server_metrics: dict[str, Any] = Field(default_factory=dict)
 

@@ -24,6 +24,7 @@ from servecap.core.level_key import CLOSED, LEVEL_KINDS, format_value
 from servecap.report.charts_spec import CHARTS
 from servecap.report.deployment import deployment_table
 from servecap.report.model import ReportModel, ReportOptions, RunMeta
+from servecap.report.timeline import build_timeline
 from servecap.storage.runs import Run, status_text
 
 SUMMARY_KINDS = (
@@ -59,6 +60,8 @@ def run_meta(run: Run, name: str) -> RunMeta:
         deployment=dict(info.deployment),
         n_requests=sum(counts) if counts else None,
         levels=list(run.levels),
+        server_metrics=dict(info.server_metrics),
+        timeline=build_timeline(run),
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from servecap.report import views
 from servecap.report.model import ReportModel
 from servecap.report.uncertainty import uncertainty_tables
+from servecap.report.server_section import scrape_lines, server_tables, timeline_figures
 
 _JSON_ESCAPES = {
     "<": "\\u003c",
@@ -78,6 +79,9 @@ def _views(model: ReportModel) -> dict[str, Any]:
         ],
         "consistency": views.consistency_table(model),
         "appendix": views.appendix_tables(model),
+        "server": server_tables(model),
+        "scrapes": scrape_lines(model),
+        "timelines": [k for k in timeline_figures(model)],
     }
 
 

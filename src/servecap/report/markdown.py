@@ -15,6 +15,7 @@ from servecap.core.text import printable
 from servecap.report import views
 from servecap.report.model import ReportModel
 from servecap.report.uncertainty import uncertainty_tables
+from servecap.report.server_section import scrape_lines, server_tables
 
 # Enough to stop emphasis, code spans, links, images and table breaks; `<`/`>`/`&` become
 # entities first. Text only ever follows "- ", "| " or "**", never starts a line.
@@ -123,11 +124,15 @@ def render_markdown(model: ReportModel) -> str:
     ]
     out += _section("13. Consistency check", model, None, "consistency")
     out += _table(views.consistency_table(model))
+    out += ["## 14. The server's view", "", *(f"- {md(x)}" for x in scrape_lines(model)), ""]
+    out += _findings(a.section("server"))
+    for t in server_tables(model):
+        out += _table(t)
     out += [
-        "## 14. How to read the numbers",
+        "## 15. How to read the numbers",
         "",
         *_reading(model),
-        "## 15. Appendix: tables per configuration",
+        "## 16. Appendix: tables per configuration",
         "",
         *_imported_note(model),
     ]

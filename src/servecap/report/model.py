@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 from servecap.analysis import Analysis, Finding
 from servecap.core.config import SLO
 from servecap.core.summary import LevelSummary
+from servecap.report.timeline import Timeline
 
 
 class ReportOptions(BaseModel):
@@ -39,6 +40,8 @@ class RunMeta(BaseModel):
     deployment: dict[str, Any]
     n_requests: int | None
     levels: list[LevelSummary]
+    server_metrics: dict[str, Any] = Field(default_factory=dict)  # run.json's scrape status
+    timeline: Timeline | None = None  # client and server on one clock (scraped runs only)
 
 
 class DeploymentTable(BaseModel):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from servecap.report.charts_spec import all_charts
 from servecap.report.model import ReportModel
+from servecap.report.server_section import timeline_figures
 from servecap.storage.safe_files import restrict_tree, safe_name
 
 
@@ -42,6 +43,7 @@ def write_charts(model: ReportModel, charts_dir: Path) -> tuple[dict[str, dict],
         figures[chart.info.id] = figure(chart)
         render_png(chart, base.with_suffix(".png"))
         files.append(base.with_suffix(".png"))
+    figures.update(timeline_figures(model))  # drawn in report.html (#chart-timeline-N)
     return figures, files
 
 
