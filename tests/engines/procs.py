@@ -130,12 +130,12 @@ def llama_server_binary(build: bool = True) -> Path | None:
 
 
 def llama_server(binary: Path, gguf: Path, log_dir: Path, threads: int = 1) -> Engine:
-    """llama-server with 8 slots of 512 context each; any model name is accepted."""
+    """llama-server with 8 slots of 512 context each, /metrics on; any model name is accepted."""
     port = free_port()
     argv = [
         str(binary), "-m", str(gguf), "--host", "127.0.0.1", "--port", str(port),
         "-np", str(SLOTS), "-c", str(SLOTS * CTX_PER_SLOT), "-t", str(threads),
-        "--alias", "tiny", "--no-webui",
+        "--alias", "tiny", "--no-webui", "--metrics",
     ]
     return Engine("llama-server", argv, port, log_dir / "llama-server.log", model="tiny")
 

@@ -95,3 +95,31 @@ def test_keep_alive_reuse_without_connection_close(
     failed = [(r.reason, r.detail) for r in records if not r.ok]
     assert not failed, failed[:3]
     assert all(r.reconnects <= 4 for r in records)  # at most the pool's connections (c <= 4)
+
+
+def test_metrics_scraped_and_mapped(llama_engine: Engine, llama_run: Path) -> None:
+    """A real llama-server --metrics: scraped during the sweep, mapped, per-level fields."""
+    import json
+    import urllib.request
+
+    from servecap.client.metrics_scrape import parse_exposition
+    from servecap.core.server_series import detect_engine
+    from servecap.storage.server_metrics_file import SERVER_METRICS_FILE, read_scrapes
+
+    status = read_json(llama_run / "run.json")["server_metrics"]
+    assert status["state"] == "on" and status["errors"] == {}, status
+    scrapes = list(read_scrapes(llama_run / SERVER_METRICS_FILE))
+    assert scrapes and all(s.error is None for s in scrapes)
+    assert detect_engine(scrapes[-1].samples) == "llama.cpp"
+    assert {"running", "waiting", "prompt_tokens", "generation_tokens"} <= set(scrapes[-1].series)
+    records = [json.loads(line) for line in (llama_run / "requests.jsonl").read_text().splitlines()]
+    # llama-server counts its tokens as each request ends: after the sweep they are all in
+    assert scrapes[-1].series["generation_tokens"] >= sum(r["completion_tokens"] for r in records)
+    summary = read_json(llama_run / "summary.json")
+    top = summary[-1]
+    assert top["server_scrapes"] >= 1 and top["server_running_max"] >= 1
+    assert top["server_generation_tok_s"] > 0
+    root = llama_engine.base_url.removesuffix("/v1")
+    with urllib.request.urlopen(f"{root}/metrics", timeout=10) as answer:  # noqa: S310
+        text = answer.read().decode()
+    assert parse_exposition(text)[1]["generation_tokens"] > 0

@@ -18,6 +18,7 @@ from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.report.charts_plotly import figure
 from servecap.report.charts_spec import all_charts
+from servecap.report.server_section import timeline_figures
 from servecap.report.views import Table
 from servecap.storage.run_dir import Run
 from servecap.ui.text import plain
@@ -50,6 +51,17 @@ def show_charts(model: ReportModel, key: str, slugs: tuple[str, ...] | None = No
                 st.caption(chart.info.caption)
             else:
                 st.caption("Nothing to draw for these runs (e.g. no spec/baseline pair).")
+    show_timelines(model, key)
+
+
+def show_timelines(model: ReportModel, key: str) -> None:
+    """Each scraped run's timeline (client and server on one clock), as in the report."""
+    for fig_id, fig in timeline_figures(model).items():
+        with st.expander(plain(fig["layout"]["title"]["text"]), expanded=False):
+            st.plotly_chart(fig, key=f"{key}-{fig_id}")
+            st.caption("Client TTFT and ITL per request (by send time), the server's waiting "
+                       "and running requests, KV usage and speculative acceptance; shaded "
+                       "bands are the levels.")
 
 
 def show_findings(model: ReportModel) -> None:
