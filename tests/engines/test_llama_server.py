@@ -120,6 +120,6 @@ def test_metrics_scraped_and_mapped(llama_engine: Engine, llama_run: Path) -> No
     assert top["server_scrapes"] >= 1 and top["server_running_max"] >= 1
     assert top["server_generation_tok_s"] > 0
     root = llama_engine.base_url.removesuffix("/v1")
-    with urllib.request.urlopen(f"{root}/metrics", timeout=10) as answer:  # noqa: S310
+    with urllib.request.urlopen(f"{root}/metrics", timeout=10) as answer:
         text = answer.read().decode()
     assert parse_exposition(text)[1]["generation_tokens"] > 0

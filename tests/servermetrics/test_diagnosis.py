@@ -92,3 +92,27 @@ def test_of_several_queued_levels_the_one_where_ttft_jumps_is_named() -> None:
     ])
     (f,) = queue_findings(series)
     assert str(f.level) == "c=64" and "(5.0x c=32)" in f.text
+
+
+def test_speculation_stops_paying_where_its_itl_meets_the_baseline() -> None:
+    from servecap.analysis.server_findings import spec_pays_findings
+
+    spec = ConfigSeries("vllm-spec", [
+        lv(1, itl_mean_ms=3.0, server_spec_acceptance=0.8),
+        lv(16, itl_mean_ms=9.0, server_spec_acceptance=0.5),
+        lv(64, itl_mean_ms=20.0, server_spec_acceptance=0.3),
+    ])
+    base = ConfigSeries("vllm-direct", [lv(1, itl_mean_ms=6.0), lv(16, itl_mean_ms=8.0),
+                                        lv(64, itl_mean_ms=12.0)])
+    (f,) = spec_pays_findings(spec, base)
+    assert f.kind == "spec_stops_paying" and str(f.level) == "c=16"
+    assert "ITL mean 9.00 ms against 8.00 ms for vllm-direct, with acceptance 0.50" in f.text
+
+
+def test_speculation_that_always_pays_gives_no_such_finding() -> None:
+    from servecap.analysis.server_findings import spec_pays_findings
+
+    spec = ConfigSeries("s", [lv(1, itl_mean_ms=3.0, server_spec_acceptance=0.8)])
+    base = ConfigSeries("b", [lv(1, itl_mean_ms=6.0)])
+    assert spec_pays_findings(spec, base) == []
+    assert spec_pays_findings(ConfigSeries("s", [lv(1, itl_mean_ms=9.0)]), base) == []

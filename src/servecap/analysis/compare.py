@@ -22,7 +22,7 @@ from servecap.analysis.findings import Finding
 from servecap.analysis.metrics_view import metric_findings
 from servecap.analysis.recommend import Context, Recommendation, recommend
 from servecap.analysis.series import ConfigSeries
-from servecap.analysis.server_findings import server_findings
+from servecap.analysis.server_findings import server_findings, spec_pays_findings
 from servecap.analysis.slo import SloAnalysis, boundary_findings, capacity_findings, slo_analysis
 from servecap.analysis.speedup import Pair, PairSpeedup, pair_speedup, speedup_findings
 from servecap.core.config import SLO
@@ -91,6 +91,7 @@ def analyse(
         *capacity_findings(slo),
         *consistency_findings(rows, jumps),
         *[f for s in series for f in server_findings(s)],
+        *[f for p in pairs for f in spec_pays_findings(by_name[p.spec], by_name[p.base])],
     ]
     ctx = Context(
         series=by_name,

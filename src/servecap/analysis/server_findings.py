@@ -123,6 +123,33 @@ def rate_findings(series: ConfigSeries) -> list[Finding]:
     return out
 
 
+def spec_pays_findings(spec: ConfigSeries, base: ConfigSeries) -> list[Finding]:
+    """The first level where the speculative config decodes no faster than its baseline
+    (ITL mean), with the acceptance the server reported there and at the lowest level."""
+    levels = [lv for lv in spec.levels if lv.server_spec_acceptance is not None]
+    if not levels:
+        return []
+    low = levels[0].server_spec_acceptance
+    for level in levels:
+        other = base.at(level.key)
+        ours, theirs = level.itl_mean_ms, other.itl_mean_ms if other is not None else None
+        if ours is None or theirs is None or ours < theirs:
+            continue
+        acceptance = level.server_spec_acceptance
+        return [Finding(
+            kind="spec_stops_paying", section="server", configs=[spec.name, base.name],
+            level=level.key, severity="notice",
+            text=(
+                f"{spec.name}: speculation stops paying off at {level.key}: ITL mean "
+                f"{fmt(ours)} ms against {fmt(theirs)} ms for {base.name}, with acceptance "
+                f"{fmt(acceptance)} there ({fmt(low)} at {levels[0].key})."
+            ),
+            numbers={"itl_ms": ours, "base_itl_ms": theirs, "acceptance": acceptance,
+                     "acceptance_low": low},
+        )]
+    return []
+
+
 def server_findings(series: ConfigSeries) -> list[Finding]:
     """Every diagnosis rule over one configuration."""
     return [*queue_findings(series), *acceptance_findings(series), *rate_findings(series)]

@@ -35,6 +35,7 @@ SUMMARY_KINDS = (
     "ttft_jump",
     "server_queue",
     "spec_acceptance_falls",
+    "spec_stops_paying",
     "consistent_jump",
     "inconsistent",
     "output_falls",
