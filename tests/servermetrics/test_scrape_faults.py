@@ -92,7 +92,7 @@ class Vanishing:
     def __init__(self, good: int) -> None:
         self.left = good
 
-    async def __call__(self, request: web.Request) -> web.Response:
+    async def handle(self, request: web.Request) -> web.Response:
         self.left -= 1
         if self.left < 0:
             raise web.HTTPInternalServerError()
@@ -113,7 +113,7 @@ def _run(base_url: str, out: Path, **kw: object) -> tuple[dict, list]:
 def test_metrics_that_disappear_mid_run_are_counted_not_fatal(tmp_path: Path) -> None:
     fault = FaultServer()
     app = fault.app()
-    app.router.add_get("/metrics", Vanishing(good=2))
+    app.router.add_get("/metrics", Vanishing(good=2).handle)
     with AppThread(app, handler_cancellation=True, shutdown_timeout=0.5) as server:
         info, levels = _run(server.base_url, tmp_path, server_metrics="auto")
     status = info["server_metrics"]

@@ -81,3 +81,13 @@ def test_every_row_maps_onto_a_canonical_series() -> None:
 def test_labels_are_part_of_the_raw_key_sorted() -> None:
     samples, _ = parse_exposition('x{b="2",a="1"} 5\n')
     assert samples == {'x{a="1",b="2"}': 5.0}
+
+
+@pytest.mark.parametrize("text", [ex.VLLM_V1, ex.VLLM_OLD, ex.SGLANG, ex.TGI, ex.LLAMACPP])
+def test_a_light_parse_gives_the_same_series_from_mapped_lines_only(text: str) -> None:
+    samples, full = parse_exposition(text)
+    light_samples, light = parse_exposition(text, full=False)
+    assert light == full
+    assert set(light_samples) < set(samples) or set(light_samples) == set(samples)
+    assert all(k.split("{")[0] in SERIES_TABLE for k in light_samples)
+    assert parse_exposition(ex.UNKNOWN, full=False) == ({}, {})

@@ -30,6 +30,7 @@ from servecap.metrics.server_view import Point, server_fields
 from servecap.storage.server_metrics_file import SERVER_METRICS_FILE, ScrapeWriter
 
 DOWN_AFTER = 3  # failed scrapes in a row: skip the boundary scrapes until one works again
+FULL_EVERY_S = 10.0  # every raw sample this often and at level edges; mapped ones each scrape
 
 
 def metrics_url(mode: str, base_url: str) -> str | None:
@@ -60,7 +61,7 @@ class RunScraper:
         self._session: aiohttp.ClientSession | None = None
         self._writer: ScrapeWriter | None = None
         self._task: asyncio.Task[None] | None = None
-        self.engine: str | None = None
+        self._last_full = -FULL_EVERY_S
 
     async def start(self, options: ClientOptions, run_dir: Path) -> Scrape:
         connector = aiohttp.TCPConnector(limit=2, ssl=ssl_context(options))
@@ -78,13 +79,15 @@ class RunScraper:
         while True:
             due += self.period_s
             await asyncio.sleep(max(0.0, due - loop.time()))
-            await self.scrape()
+            await self.scrape(full=loop.time() - self._last_full >= FULL_EVERY_S)
             due = max(due, loop.time() - self.period_s)  # a slow scrape skips, never bursts
 
-    async def scrape(self) -> Scrape:
+    async def scrape(self, full: bool = True) -> Scrape:
         assert self._session is not None and self._writer is not None
+        if full:
+            self._last_full = asyncio.get_running_loop().time()
         async with self._lock:
-            result = await scrape_once(self._session, self.url, self.headers)
+            result = await scrape_once(self._session, self.url, self.headers, full=full)
         self._record(result)
         return result
 
@@ -92,7 +95,7 @@ class RunScraper:
         assert self._writer is not None
         self._writer.write(
             result.t_ns, result.duration_ms, result.series, result.samples,
-            result.error, result.detail,
+            result.error, result.detail, result.full,
         )
         if result.ok:
             self._failing = 0

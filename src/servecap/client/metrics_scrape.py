@@ -16,7 +16,7 @@ import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
 from servecap.core.clock import now_ns
-from servecap.core.server_series import canonical_values
+from servecap.core.server_series import SERIES_TABLE, canonical_values
 
 MAX_BYTES = 4 * 1024 * 1024  # a vLLM exposition is ~100 KB; more is not metrics
 TIMEOUT_S = 2.0
@@ -35,6 +35,7 @@ class Scrape:
     detail: str = ""
     samples: dict[str, float] = field(default_factory=dict)  # "name{labels}" -> value
     series: dict[str, float] = field(default_factory=dict)  # canonical -> value
+    full: bool = True  # samples hold every raw sample, not only the mapped ones
 
     @property
     def ok(self) -> bool:
@@ -49,8 +50,25 @@ def sample_key(name: str, labels: dict[str, str]) -> str:
     return f"{name}{{{inner}}}"
 
 
-def parse_exposition(text: str) -> tuple[dict[str, float], dict[str, float]]:
-    """(raw samples, canonical series) of a text exposition; ValueError if it is not one."""
+def mapped_lines(text: str) -> str:
+    """Only the sample lines of mapped names: the parser's cost is per line, and a real
+    engine's exposition is mostly histogram buckets no canonical series reads."""
+    keep = [
+        line for line in text.splitlines()
+        if line and line[0] != "#" and line.split("{", 1)[0].split(" ", 1)[0] in SERIES_TABLE
+    ]
+    return "\n".join(keep) + "\n"
+
+
+def parse_exposition(text: str, full: bool = True) -> tuple[dict[str, float], dict[str, float]]:
+    """(raw samples, canonical series) of a text exposition; ValueError if it is not one.
+
+    `full=False` parses only the mapped names' lines (their raw samples and the series);
+    an exposition with none of them is then no error, just empty."""
+    if not full:
+        text = mapped_lines(text)
+        if text == "\n":
+            return {}, {}
     samples: dict[str, float] = {}
     pairs: list[tuple[str, float]] = []
     for family in text_string_to_metric_families(text):
@@ -95,8 +113,11 @@ async def scrape_once(
     headers: dict[str, str] | None = None,
     timeout_s: float = TIMEOUT_S,
     max_bytes: int = MAX_BYTES,
+    full: bool = True,
 ) -> Scrape:
-    """Fetch and parse `url` once; every failure is a Scrape with `error`, never raised."""
+    """Fetch and parse `url` once; every failure is a Scrape with `error`, never raised.
+
+    `full`: keep every raw sample; otherwise only the mapped ones (see `mapped_lines`)."""
     start = now_ns()
     error: ScrapeError | None
     try:
@@ -107,7 +128,7 @@ async def scrape_once(
     except (aiohttp.ClientError, OSError) as exc:
         error, text = "unreachable", type(exc).__name__
     end = now_ns()
-    scrape = Scrape(t_ns=(start + end) // 2, duration_ms=(end - start) / 1e6)
+    scrape = Scrape(t_ns=(start + end) // 2, duration_ms=(end - start) / 1e6, full=full)
     if error is not None:
         scrape.error, scrape.detail = error, text
         return scrape
@@ -115,7 +136,7 @@ async def scrape_once(
         scrape.error, scrape.detail = "not_metrics", "HTML"
         return scrape
     try:
-        scrape.samples, scrape.series = await asyncio.to_thread(parse_exposition, text)
+        scrape.samples, scrape.series = await asyncio.to_thread(parse_exposition, text, full)
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         scrape.error, scrape.detail = "malformed", str(exc)[:120]
     return scrape

@@ -5,8 +5,10 @@ A line is `{"t_ns", "ms", "series", "samples"}` for a scrape that worked, or
 the run's `perf_counter_ns` clock (the clock of `requests.jsonl`, dated by run.json's
 anchor). `series` holds the canonical series (core/server_series.py); `samples` holds the raw
 exposition samples (`name{labels}` -> value) that changed since the previous line, so an
-unchanged histogram bucket is written once, not ten times a second. `read_scrapes` puts the
-full sample set back together. A torn last line (a killed run) is skipped.
+unchanged histogram bucket is written once, not ten times a second. Every sample is parsed at
+level edges and every 10 s; the scrapes between (`"full": false`) parse only the samples the
+canonical series map (the parser's cost is per line). `read_scrapes` puts the sample set back
+together (the unmapped ones as last seen). A torn last line (a killed run) is skipped.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ class ScrapeWriter:
 
     def write(
         self, t_ns: int, ms: float, series: dict[str, float], samples: dict[str, float],
-        error: str | None = None, detail: str = "",
+        error: str | None = None, detail: str = "", full: bool = True,
     ) -> None:
         line: dict[str, Any] = {"t_ns": t_ns, "ms": round(ms, 3)}
+        if not full:
+            line["full"] = False
         if error is not None:
             line.update(error=error, detail=detail)
         else:
