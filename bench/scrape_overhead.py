@@ -4,8 +4,9 @@ Not a test: prints figures. The simulator runs in its own process; three runs of
 c=256 level against it: scraping off, at 1 Hz and at 10 Hz.
 
 Two figures per rate: (a) the direct share, the client CPU one scrape of the simulator's
-/metrics costs (fetch + parse + write, measured alone over many scrapes) times the scrapes
-the run made, over the run's client CPU; (b) the run's client CPU and TTFT mean against the
+/metrics costs (fetch + parse + write, measured alone over many scrapes; full at level edges
+and every 10 s, mapped lines only between) times the scrapes the run made, over the run's
+client CPU; (b) the run's client CPU and TTFT mean against the
 run with scraping off (noisy on a shared machine; (a) is the figure to quote).
 
   python bench/scrape_overhead.py [--rounds 4] [--profile vllm-direct]
@@ -34,14 +35,14 @@ from servecap.storage.server_metrics_file import ScrapeWriter  # noqa: E402
 C = 256
 
 
-async def cpu_per_scrape(url: str, n: int = 200) -> float:
+async def cpu_per_scrape(url: str, full: bool, n: int = 200) -> float:
     """Client CPU seconds of one scrape (fetch, parse in its thread, write the line)."""
     with tempfile.TemporaryDirectory() as tmp:
         writer = ScrapeWriter(Path(tmp) / "m.jsonl")
         async with aiohttp.ClientSession() as session:
             cpu0 = time.process_time()
             for _ in range(n):
-                s = await scrape_once(session, url)
+                s = await scrape_once(session, url, full=full)
                 writer.write(s.t_ns, s.duration_ms, s.series, s.samples, s.error, s.detail)
             cpu = time.process_time() - cpu0
         writer.close()
@@ -69,8 +70,10 @@ def main() -> None:
     # a fresh simulator per run: its prefix cache would make later runs faster
     with start_server_process(args.profile) as sim:
         url = sim.base_url.removesuffix("/v1") + "/metrics"
-        per_scrape = asyncio.run(cpu_per_scrape(url))
-    print(f"one scrape of the simulator's /metrics: {per_scrape * 1e3:.2f} ms client CPU")
+        full = asyncio.run(cpu_per_scrape(url, True))
+        light = asyncio.run(cpu_per_scrape(url, False))
+    print(f"one scrape of the simulator's /metrics: {full * 1e3:.2f} ms client CPU parsing "
+          f"every sample, {light * 1e3:.2f} ms parsing the mapped ones")
     results = {}
     for mode, hz in (("off", 1.0), ("auto", 1.0), ("auto", 10.0)):
         with start_server_process(args.profile) as sim, tempfile.TemporaryDirectory() as out:
@@ -79,7 +82,9 @@ def main() -> None:
     print(f"c={C} off   : client CPU {base_cpu:.2f} s, TTFT mean {base_ttft:.1f} ms")
     for hz in (1.0, 10.0):
         cpu, ttft, scrapes = results[("auto", hz)]
-        direct = 100.0 * per_scrape * scrapes / cpu
+        # the run's full scrapes: two per level edge pair plus one every 10 s
+        n_full = min(scrapes, 3 + int(scrapes / hz / 10.0))
+        direct = 100.0 * (full * n_full + light * (scrapes - n_full)) / cpu
         print(
             f"c={C} {hz:>4g} Hz: {scrapes} scrapes, direct share {direct:.2f}% of client CPU; "
             f"run CPU {cpu:.2f} s ({100 * (cpu / base_cpu - 1):+.1f}% vs off), "
