@@ -40,11 +40,11 @@ def test_queue_rule_is_quiet_without_a_standing_queue() -> None:
     assert queue_findings(series) == []
 
 
-def test_queue_with_room_in_kv_says_the_batch_was_full() -> None:
+def test_queue_with_room_in_kv_says_how_many_ran() -> None:
     series = ConfigSeries("x", [lv(64, server_waiting_share=1.0, server_waiting_mean=5.0,
                                    server_kv_usage_mean=0.3, server_running_max=32.0)])
     (f,) = queue_findings(series)
-    assert "at most 32 running: the batch was full" in f.text
+    assert "while at most 32 ran at once" in f.text and "memory-bound" not in f.text
 
 
 def test_acceptance_that_falls_says_where() -> None:

@@ -30,7 +30,8 @@ def _bound(level: LevelSummary) -> str:
     if kv is not None and kv >= KV_FULL:
         return f" while KV usage sat at {kv:.0%}: memory-bound admission"
     if level.server_running_max is not None:
-        return f" with at most {fmt(level.server_running_max, 0)} running: the batch was full"
+        # the engine's batch limit is not in its metrics: say what ran, not why
+        return f" while at most {fmt(level.server_running_max, 0)} ran at once"
     return ""
 
 
