@@ -138,5 +138,6 @@ async def scrape_once(
     try:
         scrape.samples, scrape.series = await asyncio.to_thread(parse_exposition, text, full)
     except (ValueError, TypeError, IndexError, KeyError) as exc:
-        scrape.error, scrape.detail = "malformed", str(exc)[:120]
+        # the parser's message quotes the body (server text, may echo anything): not kept
+        scrape.error, scrape.detail = "malformed", type(exc).__name__
     return scrape
