@@ -38,12 +38,17 @@ def report_model(runs: list[Run], slo: SLO, title: str) -> ReportModel | None:
 
 
 def show_charts(model: ReportModel, key: str, slugs: tuple[str, ...] | None = None) -> None:
-    """The report's charts as interactive plotly figures, one tab each."""
+    """The report's charts as interactive plotly figures, one tab each; each scraped run's
+    timeline (client and server on one clock) is one more tab."""
     charts = [c for c in all_charts(model) if slugs is None or c.info.slug in slugs]
     if slugs is not None:
         charts.sort(key=lambda c: slugs.index(c.info.slug))
-    tabs = st.tabs([c.info.title for c in charts])
-    for tab, chart in zip(tabs, charts, strict=True):
+    timelines = timeline_figures(model)
+    titles = [c.info.title for c in charts] + [
+        plain(fig["layout"]["title"]["text"]) for fig in timelines.values()
+    ]
+    tabs = st.tabs(titles)
+    for tab, chart in zip(tabs, charts, strict=False):
         with tab:
             fig = figure(chart)
             if fig["data"]:
@@ -51,13 +56,8 @@ def show_charts(model: ReportModel, key: str, slugs: tuple[str, ...] | None = No
                 st.caption(chart.info.caption)
             else:
                 st.caption("Nothing to draw for these runs (e.g. no spec/baseline pair).")
-    show_timelines(model, key)
-
-
-def show_timelines(model: ReportModel, key: str) -> None:
-    """Each scraped run's timeline (client and server on one clock), as in the report."""
-    for fig_id, fig in timeline_figures(model).items():
-        with st.expander(plain(fig["layout"]["title"]["text"]), expanded=False):
+    for tab, (fig_id, fig) in zip(tabs[len(charts):], timelines.items(), strict=True):
+        with tab:
             st.plotly_chart(fig, key=f"{key}-{fig_id}")
             st.caption("Client TTFT and ITL per request (by send time), the server's waiting "
                        "and running requests, KV usage and speculative acceptance; shaded "
