@@ -29,8 +29,8 @@ from servecap.api.preflight import (
     resolve_model,
 )
 from servecap.api.progress import NullProgress, ProgressSink
-from servecap.api.workload import build_source, client_extra_body
 from servecap.api.server_metrics import CURRENT, start_scraper
+from servecap.api.workload import build_source, client_extra_body
 from servecap.client.http import StreamingClient, make_session
 from servecap.client.server_info import version_facts
 from servecap.core.clock import ClockAnchor

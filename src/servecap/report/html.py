@@ -8,8 +8,8 @@ from typing import Any
 
 from servecap.report import views
 from servecap.report.model import ReportModel
-from servecap.report.uncertainty import uncertainty_tables
 from servecap.report.server_section import scrape_lines, server_tables, timeline_figures
+from servecap.report.uncertainty import uncertainty_tables
 
 _JSON_ESCAPES = {
     "<": "\\u003c",

@@ -14,8 +14,8 @@ from servecap.analysis import Finding
 from servecap.core.text import printable
 from servecap.report import views
 from servecap.report.model import ReportModel
-from servecap.report.uncertainty import uncertainty_tables
 from servecap.report.server_section import scrape_lines, server_tables
+from servecap.report.uncertainty import uncertainty_tables
 
 # Enough to stop emphasis, code spans, links, images and table breaks; `<`/`>`/`&` become
 # entities first. Text only ever follows "- ", "| " or "**", never starts a line.
