@@ -6,12 +6,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from servecap.core.config import SLO
+from servecap.core.level_key import LevelKey
 from servecap.stats.capacity import CapacityPlan, plan_levels
-from servecap.storage.runs import Run, load_runs, status_text
+from servecap.storage.runs import Run, load_runs, run_goodput, status_text
 from servecap.storage.verification import load_verification
+
+# Keys only a run of a kind with rates has; a closed run's JSON keeps its documented keys.
+RATE_KEYS = ("rate_max", "top_level")
 
 
 class RunCapacity(BaseModel):
@@ -21,6 +25,10 @@ class RunCapacity(BaseModel):
     that binds at the level above, and the interval verdicts (pass / fail / undecided) at
     both. Each level adds its verdicts, `ttft_ci`/`tps_ci`, `n_ok`, `warnings` and the
     stored bootstrap `intervals` (None for runs recorded before them).
+
+    An open-loop run adds `rate_max` (the highest compliant offered rate, requests/s) and
+    `top_level` (its key, `rate=4/s`), and each of its levels `goodput_rps` and
+    `slo_attainment`; a closed run's JSON is what it always was.
     """
 
     name: str
@@ -42,6 +50,16 @@ class RunCapacity(BaseModel):
     predicted_users: int | None = None
     verified_users: int | None = None
     verification: dict[str, Any] | None = None
+    rate_max: float | None = None
+    top_level: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _rate_keys_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name in RATE_KEYS:
+            if data.get(name) is None:
+                data.pop(name, None)
+        return data
 
 
 class CapacityReport(BaseModel):
@@ -53,14 +71,17 @@ def plan_run(run: Run, slo: SLO, include_partial: bool = False) -> CapacityPlan:
     return plan_levels(run.levels, slo, include_partial)
 
 
-def _levels(run: Run, plan: CapacityPlan) -> list[dict[str, Any]]:
-    """Each level's verdict, with the level's stored bootstrap intervals beside it."""
+def _levels(run: Run, plan: CapacityPlan, slo: SLO) -> list[dict[str, Any]]:
+    """Each level's verdict, with the level's stored bootstrap intervals beside it (and an
+    open-loop level's goodput)."""
+    goodput = goodput_fields(run, slo)
     intervals = {
         level.key: level.model_dump(mode="json", include={"intervals"})["intervals"]
         for level in run.levels
     }
     return [
-        {**verdict.model_dump(mode="json"), "intervals": intervals.get(verdict.level)}
+        {**verdict.model_dump(mode="json"), "intervals": intervals.get(verdict.level),
+         **goodput.get(verdict.level, {})}
         for verdict in plan.levels
     ]
 
@@ -76,32 +97,45 @@ def _verified(run: Run) -> dict[str, Any]:
     }
 
 
+def goodput_fields(run: Run, slo: SLO) -> dict[LevelKey, dict[str, float | None]]:
+    """Goodput and SLO attainment per open-loop level, over the level's window: the offered
+    rate times the fraction of the window's requests that met every per-request SLO."""
+    return {
+        key: {"goodput_rps": result.goodput_rps, "slo_attainment": result.attainment}
+        for key, result in run_goodput(run, slo).items()
+    }
+
+
+def run_capacity(run: Run, slo: SLO, include_partial: bool = False) -> RunCapacity:
+    """One run's plan in the documented JSON shape."""
+    plan = plan_run(run, slo, include_partial)
+    return RunCapacity(
+        name=run.name,
+        status=status_text(run),
+        c_max=plan.c_max,
+        latency_mean_s=plan.latency_mean_s,
+        users=plan.users,
+        levels=_levels(run, plan, slo),
+        c_max_lower_bound=plan.c_max_lower_bound,
+        below=plan.below,
+        above=plan.above,
+        binding=plan.binding,
+        verdict_at_c_max=plan.verdict_at_c_max,
+        verdict_above=plan.verdict_above,
+        rate_max=plan.rate_max,
+        top_level=str(plan.top) if plan.top is not None and plan.top.kind == "open" else None,
+        **_verified(run),
+    )
+
+
 def plan_runs(
     runs: Sequence[Run], slo: SLO, include_partial: bool = False
 ) -> CapacityReport:
     """Capacity of each run; levels in the documented JSON shape. Partial levels count for
     C_max only with `include_partial`."""
-    items = []
-    for run in runs:
-        plan = plan_run(run, slo, include_partial)
-        items.append(
-            RunCapacity(
-                name=run.name,
-                status=status_text(run),
-                c_max=plan.c_max,
-                latency_mean_s=plan.latency_mean_s,
-                users=plan.users,
-                c_max_lower_bound=plan.c_max_lower_bound,
-                levels=_levels(run, plan),
-                below=plan.below,
-                above=plan.above,
-                binding=plan.binding,
-                verdict_at_c_max=plan.verdict_at_c_max,
-                verdict_above=plan.verdict_above,
-                **_verified(run),
-            )
-        )
-    return CapacityReport(slo=slo, runs=items)
+    return CapacityReport(
+        slo=slo, runs=[run_capacity(run, slo, include_partial) for run in runs]
+    )
 
 
 def plan_capacity(paths: Sequence[Path | str], slo: SLO) -> CapacityReport:

@@ -43,8 +43,10 @@ from servecap.core.secrets import Secrets, split_url_credentials
 from servecap.core.summary import LevelSummary
 from servecap.load.backend import Backend
 from servecap.load.scheduler import LevelIO
+from servecap.load.schedulers import planned_requests
 from servecap.load.sweep import run_level
 from servecap.metrics.level import summarise_level
+from servecap.metrics.window import window_of
 from servecap.storage.run_dir import (
     REQUESTS_FILE,
     RecordWriter,
@@ -209,7 +211,9 @@ def _close_level(
 ) -> None:
     if not bucket:
         return
-    summary = summarise_level(level.key, bucket, observed, level.n_requests)
+    summary = summarise_level(
+        level.key, bucket, observed, planned_requests(level), window_of(level)
+    )
     state.levels.append(summary)
     if observed:
         # run.json keeps what the observers saw, so a summary recomputed from

@@ -20,6 +20,7 @@ from servecap.api.loop import loop_factory
 from servecap.api.run import RunOutcome, run_benchmark_async
 from servecap.cli import run_flags_sessions as sf
 from servecap.cli import run_flags_workload as wf
+from servecap.cli import run_flags_open as op
 from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
 from servecap.cli.tables import levels_table, print_table
 from servecap.core.config import ClientOptions, RunConfig, parse_levels, validate_base_url
@@ -252,7 +253,14 @@ def run(
     think_time: sf.ThinkTimeSpecOption = sf.DEFAULTS.think,
     turns: sf.TurnsOption = sf.DEFAULTS.turns,
     ramp_s: sf.RampOption = sf.DEFAULTS.ramp_s,
-    duration: sf.DurationOption = None,
+    duration: sf.DurationOption = None,  # one flag: sessions' and the open loop's
+    rate: op.RateOption = None,
+    arrival: op.ArrivalOption = "poisson",
+    burstiness: op.BurstinessOption = 1.0,
+    requests: op.RequestsOption = None,
+    max_concurrency: op.MaxConcurrencyOption = None,
+    warmup_s: op.WarmupSOption = None,
+    cooldown_s: op.CooldownSOption = None,
     server_metrics: Annotated[
         str, typer.Option(help="Scrape the server's /metrics: auto, off or a URL")
     ] = RUN.server_metrics,
@@ -261,8 +269,9 @@ def run(
     ] = RUN.metrics_hz,
 ) -> None:
     """Closed-loop sweep (c streams per level, each sends its next request when one ends),
-    a trace replayed once per --trace-speed, or with --users sessions (virtual users hold
-    multi-turn chats and think between turns)."""
+    a trace replayed once per --trace-speed, with --users sessions (virtual users hold
+    multi-turn chats and think between turns), or with --rate an open loop (requests
+    arrive at each offered rate)."""
     if endpoint not in ("chat", "completions"):
         raise fail_input(f"invalid --endpoint {endpoint!r}: use chat or completions")
     headers = parse_headers(header or [])
@@ -270,19 +279,31 @@ def run(
         raise fail_input("--trace sets its own schedule: drop --concurrency")
     if trace is not None and users is not None:
         raise fail_input("--trace sets its own schedule: drop --users")
+    if trace is not None and rate is not None:
+        raise fail_input("--trace sets its own schedule: drop --rate")
+    if rate is not None and users is not None:
+        raise fail_input("--rate and --users are two load models; give one of them")
     workload = wf.config_fields(wf.WorkloadFlags(
         input_tokens, output_tokens, dataset, dataset_format, tokenizer, prefix_tokens,
         prefix_groups, trace, trace_format, trace_speed, trace_start, trace_duration,
     ))
     sessions = sf.sessions_load(
-        dict(users=users, think_time=think_time, turns=turns, ramp_s=ramp_s, duration=duration),
+        dict(users=users, think_time=think_time, turns=turns, ramp_s=ramp_s,
+             duration=None if rate is not None else duration),
         concurrency is not None, endpoint, seed,
     )
-    if sessions is not None:
-        workload["load"] = sessions
+    open_plan = op.open_load(
+        dict(rate=rate, arrival=arrival, burstiness=burstiness, duration=duration,
+             requests=requests, max_concurrency=max_concurrency, warmup_s=warmup_s,
+             cooldown_s=cooldown_s),
+        concurrency is not None, seed,
+    )
+    replay = workload.pop("load", None)
+    load = open_plan if open_plan is not None else sessions if sessions is not None else replay
     if concurrency is None:
         concurrency = DEFAULT_CONCURRENCY
     config = build_config(
+        load=load,
         base_url=base_url, model=model, endpoint=endpoint, concurrency=concurrency,
         rounds=rounds, warmup=warmup, **workload,
         timeout=timeout, stall_timeout=stall_timeout, connect_timeout=connect_timeout,

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
+from servecap.cli.run_flags_open import DEFAULT_DURATION_S as DEFAULT_OPEN_DURATION_S
 from servecap.core.config import parse_levels
 from servecap.core.errors import UserInputError
 from servecap.core.load_spec import SessionsLoad
@@ -39,7 +40,9 @@ RampOption = Annotated[
 ]
 DurationOption = Annotated[
     float | None,
-    typer.Option(help=f"Sessions: measured seconds per level (default {DEFAULTS.duration_s:g})"),
+    typer.Option(help=f"Seconds per level: sessions measure this long (default "
+                      f"{DEFAULTS.duration_s:g}); an open loop sends arrivals this long "
+                      f"(default {DEFAULT_OPEN_DURATION_S:g})"),
 ]
 
 

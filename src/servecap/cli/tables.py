@@ -158,28 +158,37 @@ def capacity_table(run: RunCapacity, statistic: str) -> TextTable:
     if run.users is not None and run.c_max_lower_bound:
         users = f">= {users}"
     status = f" [{run.status}]" if run.status and run.status != "complete" else ""
-    title = (
-        f"{run.name}{status}: {c_max_text(run.c_max, run.c_max_lower_bound)}, users {users} "
-        f"(SLOs on {statistic})"
-    ) + _bracket(run)
+    top = f"top rate {run.top_level}" if run.top_level else c_max_text(
+        run.c_max, run.c_max_lower_bound
+    )
+    title = f"{run.name}{status}: {top}, users {users} (SLOs on {statistic})" + _bracket(run)
     if run.verification is not None:
         verified = fmt_number(run.verified_users) if run.verified_users else "none"
         title = (f"{run.name}{status}: predicted users {fmt_number(run.predicted_users)} "
                  f"(Little's law), verified users {verified} (measured; SLOs on "
                  f"{run.verification.get('statistic')})")
     keys = [LevelKey.coerce(lv.get("level") or lv.get("concurrency")) for lv in run.levels]
+    rated = any("goodput_rps" in lv for lv in run.levels)
     header = [_key_title(keys), f"TTFT {statistic} ms", "TTFT ok", f"TPS {statistic}",
-              "TPS ok", "verdict (95% CI)", "note"]
+              "TPS ok", *(["goodput req/s", "met SLO"] if rated else []), "verdict (95% CI)",
+              "note"]
     rows = [
         [
             format_value(key.value), _fmt(lv["ttft"]), "yes" if lv["ttft_ok"] else "NO",
-            _fmt(lv["tps"]), "yes" if lv["tps_ok"] else "NO", _verdict(lv),
+            _fmt(lv["tps"]), "yes" if lv["tps_ok"] else "NO",
+            *(_goodput_cells(lv) if rated else []), _verdict(lv),
             _short(lv.get("sample_warning") or ""),
         ]
         for key, lv in zip(keys, run.levels, strict=True)
     ]
     footer = [lower_bound_note(run.c_max)] if run.c_max_lower_bound and run.c_max else []
     return TextTable(title, header, rows, keep=5, footer=footer)
+
+
+def _goodput_cells(level: dict[str, Any]) -> list[str]:
+    """An open-loop level's goodput and the share of its requests that met both SLOs."""
+    share = level.get("slo_attainment")
+    return [_fmt(level.get("goodput_rps"), 2), "-" if share is None else f"{100 * share:.0f}%"]
 
 
 def headline_lines(report: CapacityReport) -> list[str]:

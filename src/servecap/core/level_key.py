@@ -69,6 +69,18 @@ LEVEL_KINDS: dict[str, LevelKind] = {
             "history, reads the whole answer, thinks, and sends the next turn"
         ),
     ),
+    "open": LevelKind(
+        prefix="rate",
+        unit="/s",
+        quantity="offered rate (requests/s)",
+        axis_title="offered rate (requests/s)",
+        mode="open loop",
+        methodology=(
+            "open loop: requests arrive at a given rate on absolute target times, whether or "
+            "not earlier ones have ended (latency and TTFT are also measured from each "
+            "request's target time, free of coordinated omission)"
+        ),
+    ),
 }
 
 CLOSED = "closed"

@@ -1,19 +1,21 @@
 """The load plan: a `LoadSpec`, discriminated on its kind, that yields one spec per level.
 
-Today's kinds are `closed` (the seed's concurrency sweep) and `fixed` (sends at given target
-times, for deterministic tests). A new kind (open-loop rates, sessions of users, trace
-replay) is a new model here, one member of the `LoadSpec` union, an entry in
-`level_key.LEVEL_KINDS` and a scheduler registered in `load.schedulers`; the other kinds
-are not touched.
+Today's kinds are `closed` (the seed's concurrency sweep), `fixed` (sends at given target
+times, for deterministic tests), `replay` (a trace, once per speed), `sessions` (virtual
+users) and `open` (offered rates, open-loop arrivals). A new kind is a new model here, one
+member of the `LoadSpec` union, an entry in `level_key.LEVEL_KINDS` and a scheduler
+registered in `load.schedulers`; the other kinds are not touched.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
 
 
@@ -55,6 +57,21 @@ class SessionsLevel(LevelSpec):
     ramp_s: float
     duration_s: float
     seed: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpenLevel(LevelSpec):
+    """One rate of an open loop; the scheduler draws its target times (workload.arrivals)."""
+
+    rate: float
+    arrival: str
+    burstiness: float
+    seed: int
+    duration_s: float | None  # arrivals for this long, or
+    requests: int | None  # this many arrivals
+    max_concurrency: int  # an arrival finding this many in flight waits (recorded)
+    warmup_s: float
+    cooldown_s: float
 
 
 def warmup_level(n_requests: int) -> ClosedLevel:
@@ -190,6 +207,95 @@ class SessionsLoad(BaseModel):
         return max(self.users)
 
 
+ArrivalName = Literal["poisson", "constant", "gamma"]
+PROCESSES: tuple[str, ...] = ("poisson", "constant", "gamma")  # as workload.arrivals
+
+# Per-level steady-state window an open loop gets unless told otherwise.
+OPEN_WARMUP_S = 5.0
+OPEN_COOLDOWN_S = 5.0
+# Without --max-concurrency an open loop still holds at most this many in flight (one
+# connection each); an arrival that finds them all busy waits, and the wait is recorded.
+DEFAULT_OPEN_CAP = 1024
+# How many arrivals a level may plan (matches workload.arrivals.MAX_ARRIVALS).
+MAX_OPEN_REQUESTS = 50_000_000
+
+
+def parse_rates(text: str) -> list[float]:
+    """Rates from `0.5,1,2`: numbers > 0 requests/s; an empty item is refused."""
+    items = [part.strip() for part in text.split(",")]
+    if not all(items):
+        raise UserInputError(f"invalid --rate {text.strip()[:80]!r}: an empty rate between commas")
+    rates = []
+    for item in items:
+        try:
+            rate = float(item.removesuffix("/s"))
+        except ValueError:
+            message = f"invalid --rate {item!r}: rates are numbers of requests/s"
+            raise UserInputError(message) from None
+        if not (math.isfinite(rate) and rate > 0):
+            raise UserInputError(f"invalid --rate {item!r}: a rate must be > 0 requests/s")
+        rates.append(rate)
+    return rates
+
+
+class OpenLoad(BaseModel):
+    """Levels of offered rate: each level's requests arrive on absolute target times drawn
+    from `arrival` at that rate (seeded), for `duration_s` seconds or `requests` arrivals.
+
+    `warmup_s`/`cooldown_s` are the level's steady-state window: requests starting in the
+    first `warmup_s` or ending in the last `cooldown_s` stay in requests.jsonl but are left
+    out of the level's statistics (`metrics.window`).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["open"] = "open"
+    rates: list[float] = Field(min_length=1)
+    arrival: ArrivalName = "poisson"
+    burstiness: float = Field(default=1.0, gt=0)
+    duration_s: float | None = Field(default=None, gt=0)
+    requests: int | None = Field(default=None, ge=1, le=MAX_OPEN_REQUESTS)
+    max_concurrency: int | None = Field(default=None, ge=1, le=100_000)
+    warmup_s: float = Field(default=OPEN_WARMUP_S, ge=0)
+    cooldown_s: float = Field(default=OPEN_COOLDOWN_S, ge=0)
+    seed: int = 0
+
+    @field_validator("rates")
+    @classmethod
+    def _check_rates(cls, value: list[float]) -> list[float]:
+        if any(not (rate > 0 and rate < float("inf")) for rate in value):
+            raise ValueError("rates are numbers > 0 requests/s")
+        return sorted(set(value))
+
+    @model_validator(mode="after")
+    def _one_bound(self) -> OpenLoad:
+        if (self.duration_s is None) == (self.requests is None):
+            raise ValueError("give exactly one of a duration and a number of requests")
+        if self.duration_s is not None and self.warmup_s + self.cooldown_s >= self.duration_s:
+            raise ValueError(
+                f"the warm-up ({self.warmup_s:g} s) and cool-down ({self.cooldown_s:g} s) "
+                f"leave nothing of a {self.duration_s:g} s level to measure"
+            )
+        return self
+
+    def levels(self) -> list[OpenLevel]:
+        return [self._level(index, rate) for index, rate in enumerate(self.rates)]
+
+    def _level(self, index: int, rate: float) -> OpenLevel:
+        planned = self.requests or max(1, round(rate * (self.duration_s or 0.0)))
+        return OpenLevel(
+            key=LevelKey("open", rate), n_requests=planned, rate=rate, arrival=self.arrival,
+            burstiness=self.burstiness, seed=self.seed + index, duration_s=self.duration_s,
+            requests=self.requests, max_concurrency=self.max_in_flight(),
+            warmup_s=self.warmup_s, cooldown_s=self.cooldown_s,
+        )
+
+    def max_in_flight(self) -> int:
+        """The cap on requests in flight, which is also the connection pool's size."""
+        return self.max_concurrency or DEFAULT_OPEN_CAP
+
+
 LoadSpec = Annotated[
-    ClosedLoad | FixedLoad | ReplayLoad | SessionsLoad, Field(discriminator="kind")
+    ClosedLoad | FixedLoad | ReplayLoad | SessionsLoad | OpenLoad,
+    Field(discriminator="kind"),
 ]

@@ -42,7 +42,7 @@ FAILURE_REASONS: tuple[str, ...] = (
 
 # Fields another load kind added: left out of a row that does not use them.
 _OMIT_WHEN_NONE: tuple[str, ...] = ("level", "user", "conversation", "turn", "think_before_s",
-                                     "think_after_s")
+                                     "think_after_s", "admitted_at")
 
 
 @dataclass(slots=True)
@@ -106,6 +106,9 @@ class RequestRecord:
     turn: int | None = None
     think_before_s: float | None = None
     think_after_s: float | None = None
+    # Open loop: when a full max-concurrency cap let this request go (None: it never
+    # waited), so the cap's share of `sent_at - scheduled_at` is known, not hidden.
+    admitted_at: int | None = None
 
     @classmethod
     def for_level(

@@ -25,7 +25,19 @@ DISTRIBUTION_METRICS: dict[str, str] = {
     "tps": "",
     "decode_tps": "",
     "latency": "_s",
+    # open loop: measured from each request's target time (`scheduled_at`)
+    "ttft_sched": "_ms",
+    "latency_sched": "_s",
 }
+
+# Columns only levels with target times and a window fill (open loop); a closed loop's
+# stored rows leave them out, so its files keep the format they always had.
+SCHEDULE_COLUMNS: tuple[str, ...] = (
+    "n_left_out", "window_s", "offered_rps", "sent_rps", "achieved_rps",
+    "n_cap_waited", "cap_wait_mean_ms", "cap_wait_p99_ms", "cap_wait_max_ms",
+    *(f"ttft_sched_{stat}_ms" for stat in STATS),
+    *(f"latency_sched_{stat}_s" for stat in STATS),
+)
 
 HIGHER_IS_BETTER: frozenset[str] = frozenset({"tps", "decode_tps"})
 
@@ -170,6 +182,25 @@ class LevelSummary(BaseModel):
     law_error: float | None = None
     ttft_by_turn_ms: dict[str, float] | None = None
 
+    # Open loop (and any kind with target times and a steady-state window); None elsewhere.
+    n_left_out: int | None = None  # records the window left out (kept in requests.jsonl)
+    window_s: float | None = None
+    offered_rps: float | None = None  # the rate asked for
+    sent_rps: float | None = None  # sends per second inside the window
+    achieved_rps: float | None = None  # successful completions per second inside the window
+    n_cap_waited: int | None = None  # requests that found the max-concurrency cap full
+    cap_wait_mean_ms: float | None = None
+    cap_wait_p99_ms: float | None = None
+    cap_wait_max_ms: float | None = None
+    ttft_sched_mean_ms: float | None = None
+    ttft_sched_p50_ms: float | None = None
+    ttft_sched_p90_ms: float | None = None
+    ttft_sched_p99_ms: float | None = None
+    latency_sched_mean_s: float | None = None
+    latency_sched_p50_s: float | None = None
+    latency_sched_p90_s: float | None = None
+    latency_sched_p99_s: float | None = None
+
     @model_validator(mode="after")
     def _has_key(self) -> LevelSummary:
         if self.concurrency is None and self.level is None:
@@ -189,7 +220,7 @@ class LevelSummary(BaseModel):
     def stored(self) -> dict[str, Any]:
         """The row as written to summary.json/csv: only the key fields its kind uses."""
         data = self.model_dump(mode="json")
-        for name in ("concurrency", "level"):
+        for name in ("concurrency", "level", *SCHEDULE_COLUMNS):
             if data[name] is None:
                 del data[name]
         return data
@@ -205,7 +236,8 @@ class LevelSummary(BaseModel):
 
 
 # The columns of a closed-loop summary (the format of every run before keys existed);
-# a summary holding other kinds' levels adds `level` (`summary_columns`).
+# a summary holding other kinds' levels adds `level` and the schedule columns
+# (`summary_columns`).
 # `intervals` is nested and lives in summary.json only, so the CSV keeps its columns.
 _JSON_ONLY: frozenset[str] = frozenset({"intervals"})
 # Columns only a sessions level fills: in the CSV of runs that have such levels.
@@ -216,6 +248,7 @@ SESSION_COLUMNS: tuple[str, ...] = (
 SUMMARY_COLUMNS: tuple[str, ...] = tuple(
     f for f in LevelSummary.model_fields
     if f != "level" and f not in _JSON_ONLY and f not in SESSION_COLUMNS
+    and f not in SCHEDULE_COLUMNS
 )
 
 

@@ -15,6 +15,8 @@ from servecap.metrics.intervals import level_intervals
 from servecap.metrics.lengths import lateness_fields, length_fields, length_histograms
 from servecap.metrics.request_metrics import RequestMetrics, chunk_gaps_ns, request_metrics
 from servecap.metrics.sessions_level import session_fields
+from servecap.metrics.schedule import schedule_fields
+from servecap.metrics.window import Window, Windowed, apply_window
 from servecap.stats.percentiles import describe, small_sample_warnings
 
 NS_PER_MS = 1e6
@@ -52,16 +54,25 @@ def summarise_level(
     records: Iterable[RequestRecord],
     observed: Mapping[str, Any] | ClientHealth | None = None,
     planned: int | None = None,
+    window: Window | None = None,
 ) -> LevelSummary:
     """The LevelSummary of one level's (non-warm-up) records; a bare int is a concurrency.
 
     `observed` holds the fields the level's observers added (client health, ...); `planned`,
     the requests the level was to send, marks it partial when it stopped short (or had
-    requests cancelled).
+    requests cancelled). With a `window` (every open-loop level has one), the statistics
+    count only the records the window keeps, and the schedule columns (lateness,
+    `ttft_sched`, rates) are filled.
     """
     key = level if isinstance(level, LevelKey) else LevelKey.closed(level)
     every = list(records)
     rows = [r for r in every if not r.warmup]
+    partial = None
+    if planned is not None:  # of everything sent, before the window leaves any out
+        partial = len(rows) < planned or any(r.status == "cancelled" for r in rows)
+    windowed = apply_window(rows, window) if window is not None else None
+    if windowed is not None:
+        rows = windowed.kept
     metrics = [m for m in map(request_metrics, rows) if m is not None]
     failed = [r for r in rows if r.status == "failed"]
     reasons = Counter(r.reason or "unknown" for r in rows if not r.ok)
@@ -74,8 +85,8 @@ def summarise_level(
         "warnings": small_sample_warnings(len(metrics)) + _token_warnings(rows),
         **_counts(rows),
     }
-    if planned is not None:
-        fields["partial"] = len(rows) < planned or any(r.status == "cancelled" for r in rows)
+    if partial is not None:
+        fields["partial"] = partial
     values_by_metric = _metric_values(metrics, rows)
     for metric, values in values_by_metric.items():
         stats = describe(values, higher_is_better=metric in HIGHER_IS_BETTER)
@@ -89,6 +100,11 @@ def summarise_level(
         fields.update(session_fields(every, int(key.value)))
     extra = _observed_fields(observed)
     fields.update(extra)
+    if windowed is not None:
+        extra = _window_fields(key, windowed, bool(extra.get("client_bound")))
+        notes = extra.pop("warnings")
+        fields.update(extra)
+        fields["warnings"] = [*fields["warnings"], *notes]
     if extra.get("client_bound"):
         fields["warnings"] = [*fields["warnings"], "client-bound: the load generator lagged"]
     ttft = fields.get("ttft_mean_ms")
@@ -97,6 +113,19 @@ def summarise_level(
         rows, ttft if isinstance(ttft, float) else None, warned if isinstance(warned, list) else []
     ))
     return LevelSummary.for_key(key, **fields)
+
+
+def _window_fields(key: LevelKey, windowed: Windowed, monitor_bound: bool) -> dict[str, Any]:
+    """The schedule columns of a windowed level, and a warning for what it left out."""
+    offered = float(key.value) if key.kind == "open" else None
+    fields = schedule_fields(windowed, offered, monitor_bound)
+    fields["warnings"] = []
+    if windowed.left_out:
+        note = f"{windowed.left_out} requests in the warm-up/cool-down window left out"
+        if not windowed.kept:
+            note += " (all of them: shorten --warmup-s/--cooldown-s or lengthen the level)"
+        fields["warnings"] = [note]
+    return fields
 
 
 def _observed_fields(observed: Mapping[str, Any] | ClientHealth | None) -> dict[str, Any]:
@@ -175,6 +204,7 @@ def summarise_records(
     records: Iterable[RequestRecord],
     observed: Mapping[LevelKey, Mapping[str, Any] | ClientHealth] | None = None,
     planned: Mapping[LevelKey, int] | None = None,
+    windows: Mapping[str, Window] | None = None,
 ) -> list[LevelSummary]:
     """Level summaries for a whole run's records, grouped by level key; with `planned`
     (the requests each level was to send) a level that stopped short is marked partial.
@@ -187,9 +217,11 @@ def summarise_records(
         if not record.warmup:
             by_level.setdefault(record.key, []).append(record)
     observed = observed or {}
+    windows = windows or {}  # by load kind: every level of a kind shares the run's window
     return [
         summarise_level(
-            key, by_level[key], observed.get(key), None if planned is None else planned.get(key)
+            key, by_level[key], observed.get(key),
+            None if planned is None else planned.get(key), windows.get(key.kind),
         )
         for key in sorted(by_level)
     ]

@@ -21,11 +21,12 @@ from servecap.analysis.slo import SloAnalysis
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import CLOSED, LEVEL_KINDS, format_value
+from servecap.report.charts_rate import RATE_CHARTS, has_rate_levels
 from servecap.report.charts_spec import CHARTS
 from servecap.report.deployment import deployment_table
 from servecap.report.model import ReportModel, ReportOptions, RunMeta
 from servecap.report.timeline import build_timeline
-from servecap.storage.runs import Run, status_text
+from servecap.storage.runs import Run, run_goodput, status_text
 
 SUMMARY_KINDS = (
     "imported_definitions",
@@ -124,7 +125,8 @@ def build_model(runs: list[Run], options: ReportOptions | None = None) -> Report
         methodology=methodology(metas, options),
         analysis=analysis,
         summary=summary_findings(analysis.findings),
-        charts=list(CHARTS),
+        charts=list(CHARTS) + (list(RATE_CHARTS) if has_rate_levels(metas) else []),
+        goodput=_goodput(runs, metas, options),
         headline=headlines(analysis.slo, options.slo),
     )
 
@@ -142,6 +144,18 @@ def headlines(slo: SloAnalysis, judged: SLO) -> dict[str, list[str]]:
         )
         for stat in order
     }
+
+
+def _goodput(
+    runs: list[Run], metas: list[RunMeta], options: ReportOptions
+) -> dict[str, dict[str, float | None]]:
+    """Goodput per open-loop level of each run, under the report's SLO."""
+    out: dict[str, dict[str, float | None]] = {}
+    for run, meta in zip(runs, metas, strict=True):
+        levels = run_goodput(run, options.slo)
+        if levels:
+            out[meta.name] = {str(key): g.goodput_rps for key, g in levels.items()}
+    return out
 
 
 def summary_findings(findings: list[Finding]) -> list[Finding]:

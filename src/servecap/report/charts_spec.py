@@ -274,7 +274,9 @@ def lengths_chart(model: ReportModel, dimension: str) -> Chart:
 
 
 def all_charts(model: ReportModel) -> list[Chart]:
-    """The charts in order."""
+    """The charts in order, then the rate charts when a run has open-loop levels."""
+    from servecap.report.charts_rate import rate_charts  # it builds on this module's types
+
     both = ("mean", "p90")
     return [
         metric_chart(model, "ttft", "ttft", "ms", both),
@@ -289,4 +291,5 @@ def all_charts(model: ReportModel) -> list[Chart]:
         dashboard_chart(model),
         lengths_chart(model, "input"),
         lengths_chart(model, "output"),
+        *rate_charts(model),
     ]

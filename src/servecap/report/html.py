@@ -6,10 +6,12 @@ import json
 from importlib import resources
 from typing import Any
 
+from servecap.core.summary import LevelSummary
 from servecap.report import views
 from servecap.report.model import ReportModel
 from servecap.report.server_section import scrape_lines, server_tables, timeline_figures
 from servecap.report.uncertainty import uncertainty_tables
+from servecap.stats.capacity import ttft_metric
 
 _JSON_ESCAPES = {
     "<": "\\u003c",
@@ -28,6 +30,10 @@ def script_json(value: Any) -> str:
     return text
 
 
+def _ttft(level: LevelSummary, stat: str) -> float | None:
+    return level.value(ttft_metric(level, stat), stat)
+
+
 def page_data(model: ReportModel, figures: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """What the page's script needs: figures, per-level SLO inputs and the default SLO."""
     slo = model.options.slo
@@ -37,8 +43,10 @@ def page_data(model: ReportModel, figures: dict[str, dict[str, Any]]) -> dict[st
             "levels": [
                 {
                     "c": lv.key.value,
-                    "ttft_p90": lv.ttft_p90_ms,
-                    "ttft_mean": lv.ttft_mean_ms,
+                    # an open loop is judged on TTFT from arrival, as `servecap plan` does
+                    "rate": lv.key.kind == "open",
+                    "ttft_p90": _ttft(lv, "p90"),
+                    "ttft_mean": _ttft(lv, "mean"),
                     "tps_p90": lv.tps_p90,
                     "tps_mean": lv.tps_mean,
                     "latency_mean": lv.latency_mean_s,

@@ -108,6 +108,10 @@ def render_markdown(model: ReportModel) -> str:
         ("9. Throughput", "05", "throughput"),
     ):
         out += _section(title, model, chart_id, key)
+    if any(c.id == "13" for c in model.charts):
+        out += ["### Open loop: against offered rate", ""]
+        for chart_id in ("13", "14", "15", "16"):
+            out += _chart(model, chart_id)
     out += _section("10. Aggregate output", model, "07", "aggregate")
     out += _table(views.aggregate_table(model))
     out += ["### Lengths sent and served", "", *_chart(model, "11"), *_chart(model, "12")]

@@ -73,6 +73,8 @@ class ReportModel(BaseModel):
     charts: list[ChartInfo]
     # statistic -> the decision sentence(s) the report opens with (analysis.headline)
     headline: dict[str, list[str]] = Field(default_factory=dict)
+    # Open-loop runs: goodput (requests/s meeting every SLO) by run name and level text.
+    goodput: dict[str, dict[str, float | None]] = Field(default_factory=dict)
 
     @property
     def configs(self) -> list[str]:

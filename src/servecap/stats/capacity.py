@@ -3,6 +3,8 @@
 Pure functions over level summaries. Definitions are DESIGN.md's:
 C_max is the highest level at which that level and every lower one meet both SLOs on the
 chosen statistic; users N = C_max * (1 + T_think / L_mean), L_mean the MEAN latency at C_max.
+For an open loop the top level is the highest compliant offered rate X (TTFT judged from
+each request's target time), and users N = X * (L_mean + T_think), the response-time law.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from servecap.core.config import SLO
 from servecap.core.level_key import LevelKey, key_fields
 from servecap.core.summary import LevelSummary
 from servecap.stats.level_verdicts import level_verdicts, sample_warnings, stored_interval
-from servecap.stats.response_time import users_for_concurrency
+from servecap.stats.response_time import users_for_concurrency, users_for_throughput
 from servecap.stats.verdict import LevelVerdicts, cmax_bracket
 
 
@@ -79,7 +81,8 @@ class CapacityPlan(BaseModel):
     """The capacity of one run under one SLO.
 
     `top` is the highest level at which it and every lower one meet both SLOs; `c_max` is
-    its concurrency when the level is a closed loop's (C_max, as DESIGN defines it).
+    its concurrency when the level is a closed loop's (C_max, as DESIGN defines it), and
+    `rate_max` its offered rate when it is an open loop's (requests/s).
     """
 
     top: LevelKey | None = Field(default=None, exclude=True)
@@ -96,16 +99,30 @@ class CapacityPlan(BaseModel):
     binding: list[str] = Field(default_factory=list)
     verdict_at_c_max: str | None = None
     verdict_above: str | None = None
+    rate_max: float | None = Field(default=None, exclude=True)
 
 
 def _users_closed(top: LevelKey, latency_mean_s: float, think_time_s: float) -> int:
     return users_by_littles_law(int(top.value), latency_mean_s, think_time_s)
 
 
-# Users served at the top level, by load kind (open loop: N = X * (R + Z), when it lands).
+def _users_open(top: LevelKey, latency_mean_s: float, think_time_s: float) -> int:
+    """N = X * (R + Z): X the offered rate of the top level, R its mean latency."""
+    return round(users_for_throughput(float(top.value), latency_mean_s, think_time_s))
+
+
+# Users served at the top level, by load kind.
 USERS_AT_LEVEL: dict[str, Callable[[LevelKey, float, float], int]] = {
     "closed": _users_closed,
+    "open": _users_open,
 }
+
+
+def ttft_metric(level: LevelSummary, statistic: str) -> str:
+    """The TTFT a level is judged on: from the target time (`ttft_sched`, what the user
+    waited, cap waits and client lateness included) where the level has one, else from
+    the send."""
+    return "ttft_sched" if level.value("ttft_sched", statistic) is not None else "ttft"
 
 
 def judge_level(level: LevelSummary, slo: SLO) -> LevelVerdict:
@@ -114,7 +131,7 @@ def judge_level(level: LevelSummary, slo: SLO) -> LevelVerdict:
     A level with failed requests misses the SLO unless every request succeeded: a failure is
     an SLO miss (goodput), so its TTFT/TPS pass only if the error rate is zero.
     """
-    ttft = level.value("ttft", slo.statistic)
+    ttft = level.value(ttft_metric(level, slo.statistic), slo.statistic)
     tps = level.value("tps", slo.statistic)
     clean = not level.error_rate
     ttft_ok = ttft is not None and ttft <= slo.ttft_ms and clean
@@ -173,6 +190,7 @@ def plan_levels(
     return CapacityPlan(
         top=top,
         c_max=int(top.value) if top.is_closed else None,
+        rate_max=float(top.value) if top.kind == "open" else None,
         latency_mean_s=best.latency_mean_s,
         users=users,
         levels=verdicts,

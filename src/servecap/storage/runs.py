@@ -12,12 +12,16 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.core.load_spec import ClosedLoad, LoadSpec
 from servecap.core.run_info import RunInfo
 from servecap.core.summary import LevelSummary
+from servecap.load.schedulers import planned_requests as planned_count
+from servecap.metrics.goodput import Goodput, goodput_by_level
 from servecap.metrics.level import summarise_records
+from servecap.metrics.window import Window, window_of
 from servecap.storage.run_dir import (
     REQUESTS_FILE,
     Run,
@@ -53,7 +57,9 @@ def load_run(run_dir: Path) -> Run:
             levels = None
     if levels is None:
         records = iter_records(run_dir / REQUESTS_FILE)
-        levels = summarise_records(records, stored_observations(info), planned_requests(info))
+        levels = summarise_records(
+            records, stored_observations(info), planned_requests(info), stored_windows(info)
+        )
     if alive is False:
         info.stop_reason = info.stop_reason or "killed: its process ended before finishing"
         _save_quietly(run_dir, info, levels)
@@ -96,7 +102,30 @@ def planned_requests(info: RunInfo) -> dict[LevelKey, int] | None:
             return None
     except ValidationError:
         return None
-    return {level.key: level.n_requests for level in plan.levels()}
+    return {level.key: planned_count(level) for level in plan.levels()}
+
+
+def stored_windows(info: RunInfo) -> dict[str, Window]:
+    """The steady-state window of the run's load plan (by kind), from its stored config,
+    so summaries recomputed from requests.jsonl leave out what the run's own did."""
+    load = info.config.get("load")
+    if not isinstance(load, dict):
+        return {}
+    try:
+        spec = _LOAD_SPEC.validate_python(load)
+    except ValidationError:
+        return {}
+    window = window_of(spec)
+    return {spec.kind: window} if window is not None else {}
+
+
+def run_goodput(run: Run, slo: SLO) -> dict[LevelKey, Goodput]:
+    """Goodput per open-loop level of a stored run, from its requests.jsonl (none for a
+    run without open-loop levels or without records)."""
+    path = run.path / REQUESTS_FILE
+    if not any(level.key.kind == "open" for level in run.levels) or not path.is_file():
+        return {}
+    return goodput_by_level(iter_records(path), stored_windows(run.info), slo)
 
 
 def stored_observations(info: RunInfo) -> dict[LevelKey, dict[str, Any]]:

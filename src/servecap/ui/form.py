@@ -12,6 +12,7 @@ from servecap.api.run import Secrets
 from servecap.api.workload_options import WorkloadFlags, check_source, config_fields
 from servecap.core.config import ClientOptions, RunConfig, parse_levels, validate_base_url
 from servecap.core.errors import UserInputError
+from servecap.core.load_spec import OpenLoad, parse_rates
 from servecap.core.validation import user_input_error
 
 # The seed tool's concurrency choices.
@@ -19,6 +20,10 @@ LEVEL_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
 DEFAULT_SELECTED: tuple[int, ...] = (1, 2, 4, 8)
 RUN_DEFAULTS = RunConfig()
 
+OPEN_LABELS = {
+    "rates": "offered rates", "arrival": "arrivals", "duration_s": "seconds per rate",
+    "warmup_s": "seconds per rate",
+}
 # The form's labels, by the config's field names: validation messages name what the user sees.
 FORM_LABELS = {
     "rounds": "rounds per level", "input_tokens": "input tokens",
@@ -48,6 +53,10 @@ class RunForm:
     trace_format: str = "auto"
     trace_speeds: str = "1"
     trace_duration_s: float = 0.0  # 0: the whole trace
+    # Open loop: offered rates (requests/s, "0.5, 1, 2"); empty keeps the closed loop above.
+    rates: str = ""
+    arrival: str = "poisson"
+    duration_s: float = 60.0
 
 
 def workload_flags(form: RunForm) -> WorkloadFlags:
@@ -59,6 +68,17 @@ def workload_flags(form: RunForm) -> WorkloadFlags:
         trace_speed=form.trace_speeds.strip() or "1",
         trace_duration=form.trace_duration_s or None,
     )
+
+
+def open_load_of(form: RunForm, seed: int = 0) -> OpenLoad | None:
+    """The open-loop plan the form asks for (None when no rate is typed)."""
+    if not form.rates.strip():
+        return None
+    try:
+        return OpenLoad(rates=parse_rates(form.rates), arrival=form.arrival,  # type: ignore[arg-type]
+                        duration_s=form.duration_s, seed=seed)
+    except ValidationError as exc:
+        raise user_input_error(exc, OPEN_LABELS, whole="form") from None
 
 
 def chosen_levels(form: RunForm) -> list[int]:
@@ -86,9 +106,15 @@ def build_config(form: RunForm, results_dir: Path) -> RunConfig:
     if not form.base_url.strip():
         raise UserInputError(f"enter the server's base URL, e.g. {RUN_DEFAULTS.client.base_url}")
     base_url = validate_base_url(form.base_url)
-    levels = chosen_levels(form)
+    load = open_load_of(form)
+    if load is not None and form.trace.strip():
+        raise UserInputError("pick a rate or a trace, not both")
+    levels = chosen_levels(form) if load is None else list(RUN_DEFAULTS.concurrency)
     if form.dataset.strip() and form.trace.strip():
         raise UserInputError("pick a dataset or a trace, not both")
+    fields = config_fields(workload_flags(form))
+    if load is not None:
+        fields["load"] = load
     try:
         config = RunConfig(
             name=form.name.strip() or None,
@@ -98,7 +124,7 @@ def build_config(form: RunForm, results_dir: Path) -> RunConfig:
             out_dir=str(results_dir),
             client=ClientOptions(base_url=base_url),
             notes=deployment_notes(form),
-            **config_fields(workload_flags(form)),  # type: ignore[arg-type]
+            **fields,  # type: ignore[arg-type]
         )
     except ValidationError as exc:
         raise user_input_error(exc, FORM_LABELS, whole="form") from None

@@ -7,7 +7,7 @@ from pathlib import Path
 import streamlit as st
 
 from servecap.analysis.headline import Held, headline
-from servecap.api.plan import plan_runs
+from servecap.api.plan import RunCapacity, plan_runs
 from servecap.api.runs import RunIndex, scan_results
 from servecap.core.config import SLO
 from servecap.storage.run_dir import Run
@@ -66,6 +66,9 @@ def show_capacity(run: Run, slo: SLO) -> None:
     for line in lines[1:]:
         st.text(line)
     label = "P90" if slo.statistic == "p90" else "mean"
+    if capacity.top_level is not None or any("goodput_rps" in lv for lv in capacity.levels):
+        _rate_capacity(capacity, slo, label)
+        return
     c1, c2, c3 = st.columns(3)
     c_max = "none" if capacity.c_max is None else (
         f">= {capacity.c_max}" if capacity.c_max_lower_bound else str(capacity.c_max))
@@ -78,6 +81,22 @@ def show_capacity(run: Run, slo: SLO) -> None:
     st.caption(
         f"TTFT <= {slo.ttft_ms:g} ms and TPS >= {slo.tps:g} tok/s on {label}, at this level and "
         f"every lower one; users = C_max x (1 + {slo.think_time_s:g} s / mean latency)."
+    )
+    st.dataframe(verdict_rows(capacity, slo.statistic), hide_index=True)
+
+
+def _rate_capacity(capacity: RunCapacity, slo: SLO, label: str) -> None:
+    """An open-loop run's capacity: the top compliant rate, users by N = X (R + Z), goodput."""
+    c1, c2, c3 = st.columns(3)
+    c1.metric(f"Top rate ({label})", capacity.top_level or "none")
+    c2.metric("Users (N = X (R + Z))", capacity.users if capacity.users is not None else "none")
+    latency = capacity.latency_mean_s
+    c3.metric("Mean latency at the top rate",
+              f"{latency:.3f} s" if latency is not None else "n/a")
+    st.caption(
+        f"TTFT from arrival <= {slo.ttft_ms:g} ms and TPS >= {slo.tps:g} tok/s on {label}, at "
+        f"this rate and every lower one; users = rate x (mean latency + {slo.think_time_s:g} s)"
+        "; goodput = offered rate x the share of requests that met both SLOs."
     )
     st.dataframe(verdict_rows(capacity, slo.statistic), hide_index=True)
 

@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from servecap.core.errors import UserInputError
+from servecap.core.load_spec import PROCESSES
 from servecap.ui.form import (
     DEFAULT_SELECTED,
     LEVEL_CHOICES,
@@ -24,6 +25,8 @@ from servecap.ui.text import plain
 AUTO_MODEL = "(first model the server lists)"
 DATASET_FORMATS = ["auto", "prompt", "openai", "sharegpt"]
 TRACE_FORMATS = ["auto", "mooncake", "azure", "burstgpt"]
+CLOSED_MODE = "Concurrency (closed loop)"
+OPEN_MODE = "Rate (open loop)"
 SERVER_MSG = "server_msg"
 POLLING = "polling_job"
 POLL_S = 1.0
@@ -78,10 +81,30 @@ def _server_section() -> None:
     st.selectbox("Model", [AUTO_MODEL, *models], key="model")
 
 
+def _rate_fields() -> tuple[str, str, float]:
+    """Open loop: offered rates, the arrival process and seconds of arrivals per rate."""
+    rates = st.text_input("Offered rates (requests/s)", key="rates",
+                          placeholder="e.g. 0.5, 1, 2, 4")
+    c1, c2 = st.columns(2)
+    arrival = c1.selectbox("Arrivals", list(PROCESSES), key="arrival")
+    duration = c2.number_input("Seconds per rate", 1.0, 86_400.0, RunForm.duration_s,
+                               key="duration_s",
+                               help="The first and last 5 s of each rate are left out of its "
+                                    "statistics (steady-state window).")
+    return rates, str(arrival), float(duration)
+
+
 def _form_fields() -> RunForm:
-    levels = st.multiselect("Concurrency levels", list(LEVEL_CHOICES),
-                            default=list(DEFAULT_SELECTED), key="levels")
-    custom = st.text_input("Custom levels", key="custom_levels", placeholder="e.g. 3, 12, 96")
+    mode = st.radio("Load", [CLOSED_MODE, OPEN_MODE], key="load_mode", horizontal=True)
+    levels: list[int] = []
+    custom, rates, arrival, duration = "", "", "poisson", RunForm.duration_s
+    if mode == OPEN_MODE:
+        rates, arrival, duration = _rate_fields()
+    else:
+        levels = st.multiselect("Concurrency levels", list(LEVEL_CHOICES),
+                                default=list(DEFAULT_SELECTED), key="levels")
+        custom = st.text_input("Custom levels", key="custom_levels",
+                               placeholder="e.g. 3, 12, 96")
     c1, c2, c3 = st.columns(3)
     rounds = c1.number_input("Rounds per level", 1, 100_000, RunForm.rounds, key="rounds")
     tokens_in = c2.number_input("Input tokens", 1, 1_000_000, RunForm.input_tokens,
@@ -101,6 +124,7 @@ def _form_fields() -> RunForm:
         levels=[int(x) for x in levels], custom_levels=custom, rounds=int(rounds),
         input_tokens=int(tokens_in), output_tokens=int(tokens_out), name=name,
         engine=engine, launch_command=command, notes=notes, **source,
+        rates=rates if mode == OPEN_MODE else "", arrival=arrival, duration_s=duration,
     )
 
 

@@ -23,9 +23,12 @@ from servecap.report.views import Table
 from servecap.storage.run_dir import Run
 from servecap.ui.text import plain
 
+# The rate charts show only for a run with open-loop levels (all_charts has them then).
 SINGLE_RUN_CHARTS: tuple[str, ...] = ("ttft", "tps", "latency", "throughput", "itl",
                                       "aggregate-output", "slo-heatmap", "dashboard",
-                                      "input-lengths", "output-lengths")
+                                      "input-lengths", "output-lengths",
+                                      "rate-ttft", "rate-latency", "rate-achieved",
+                                      "rate-goodput")
 
 
 def report_model(runs: list[Run], slo: SLO, title: str) -> ReportModel | None:

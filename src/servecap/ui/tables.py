@@ -27,6 +27,15 @@ LEVEL_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("served concurrency", "served_concurrency", 2),
 )
 
+# An open-loop level's own columns (from the schedule, over the steady-state window).
+RATE_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("TTFT from arrival P90 (ms)", "ttft_sched_p90_ms", 1),
+    ("latency from arrival mean (s)", "latency_sched_mean_s", 3),
+    ("achieved req/s", "achieved_rps", 2),
+    ("send lateness p99 (ms)", "send_lateness_p99_ms", 2),
+    ("cap waits", "n_cap_waited", 0),
+    ("left out (window)", "n_left_out", 0),
+)
 
 _fmt = rounded
 
@@ -39,6 +48,10 @@ def level_rows(levels: list[LevelSummary]) -> list[dict[str, Any]]:
         row.update(
             {title: _fmt(getattr(level, name), digits) for title, name, digits in LEVEL_COLUMNS}
         )
+        if level.key.kind == "open":
+            row.update(
+                {title: _fmt(getattr(level, name), digits) for title, name, digits in RATE_COLUMNS}
+            )
         row["client-bound"] = {True: "yes", False: "no", None: ""}[level.client_bound]
         rows.append(row)
     return rows
@@ -60,15 +73,28 @@ def verdict_rows(capacity: RunCapacity, statistic: str) -> list[dict[str, Any]]:
             "TTFT ok": "yes" if item.get("ttft_ok") else "no",
             f"TPS {label}": _fmt(item.get("tps"), 1),
             "TPS ok": "yes" if item.get("tps_ok") else "no",
+            **_goodput_cells(item),
         })
     return rows
+
+
+def _goodput_cells(item: dict[str, Any]) -> dict[str, Any]:
+    """An open-loop level's goodput and SLO attainment (nothing for other kinds)."""
+    if "goodput_rps" not in item:
+        return {}
+    share = item.get("slo_attainment")
+    return {
+        "goodput (req/s)": _fmt(item.get("goodput_rps"), 2),
+        "met both SLOs": "" if share is None else f"{100 * share:.0f}%",
+    }
 
 
 def capacity_rows(runs: list[RunCapacity]) -> list[dict[str, Any]]:
     return [
         {
             "run": item.name,
-            "C_max": item.c_max if item.c_max is not None else "none",
+            # an open-loop run's top level is its highest compliant rate (`rate=4/s`)
+            "C_max": item.c_max if item.c_max is not None else (item.top_level or "none"),
             "mean latency at C_max (s)": _fmt(item.latency_mean_s, 3),
             "users": item.users if item.users is not None else "none",
         }

@@ -44,7 +44,9 @@
     if (best === null || best.latency_mean === null) {
       return {verdicts: verdicts, cMax: null, lMean: null, users: null};
     }
-    var users = pyRound(best.c * (1 + slo.think / best.latency_mean));
+    // an open loop's level is a rate X: users N = X * (R + Z); a closed loop's c * (1 + Z / R)
+    var users = best.rate ? pyRound(best.c * (best.latency_mean + slo.think))
+                          : pyRound(best.c * (1 + slo.think / best.latency_mean));
     /* every tested level passed: C_max and users are lower bounds */
     var lowerBound = best === levels[levels.length - 1];
     return {verdicts: verdicts, cMax: best.c, lMean: best.latency_mean, users: users,
