@@ -55,7 +55,7 @@ def test_an_empty_window_keeps_everything_and_no_records_is_empty() -> None:
     assert empty.kept == [] and empty.left_out == 0 and empty.span_s is None
     # a window wider than the level keeps nothing, and says it left everything out
     assert apply_window(rows, Window(5.0, 5.0)).left_out == 3
-    summary = summarise_level(RATE, rows, None, Window(5.0, 5.0))
+    summary = summarise_level(RATE, rows, None, window=Window(5.0, 5.0))
     assert summary.n_requests == 0 and any("all of them" in w for w in summary.warnings)
     with pytest.raises(ValueError):
         Window(-1.0, 0.0)
@@ -71,7 +71,7 @@ def test_schedule_columns_of_an_open_level() -> None:
     rows = [rec(i, i * 0.5, late_ms=1.0 + (i % 2)) for i in range(20)]
     rows[5] = rec(5, 2.5, late_ms=40.0, admitted_ms=39.5)  # waited on the cap, then sent
     rows[6] = rec(6, 3.0, ok=False)
-    s = summarise_level(RATE, rows, None, Window(1.0, 1.0))
+    s = summarise_level(RATE, rows, None, window=Window(1.0, 1.0))
     # kept: start >= 1 s and end <= 9.5 + 0.5 - 1 = 9 s -> requests 2..17
     assert s.n_left_out == 4 and s.n_requests == 16 and s.n_ok == 15
     assert any("4 requests in the warm-up/cool-down window" in w for w in s.warnings)
@@ -94,13 +94,13 @@ def test_schedule_columns_of_an_open_level() -> None:
 
 def test_a_client_that_falls_behind_is_flagged() -> None:
     rows = [rec(i, i * 0.5, late_ms=CLIENT_LATE_P99_MS * 3) for i in range(10)]
-    s = summarise_level(RATE, rows, None, Window())
+    s = summarise_level(RATE, rows, None, window=Window())
     assert s.client_bound is True and any("client-bound" in w for w in s.warnings)
 
 
 def test_recomputed_summaries_use_the_window_and_closed_rows_keep_their_columns() -> None:
     rows = [rec(i, float(i)) for i in range(10)]
-    again = summarise_records(rows, None, {"open": Window(2.0, 2.0)})
+    again = summarise_records(rows, None, windows={"open": Window(2.0, 2.0)})
     assert again[0].n_left_out == 4 and again[0].n_requests == 6
     closed = RequestRecord.for_level(LevelKey.closed(1), 0, 0, 0)
     assert "admitted_at" not in closed.to_dict()

@@ -78,6 +78,7 @@ def test_rate_sweep_then_plan_then_report(sim: SimProcessHandle, tmp_path: Path)
     assert [lv["level"] for lv in levels] == [f"rate={r}/s" for r in rates]
     for lv in levels:
         assert lv["n_left_out"] > 0 and lv["offered_rps"] in rates
+        assert not lv.get("partial")  # a duration level plans its arrivals' exact count
         assert lv["send_lateness_p99_ms"] is not None and lv["ttft_sched_p90_ms"] is not None
     rows = [json.loads(x) for x in (run_dir / "requests.jsonl").read_text().splitlines()]
     # every arrival is in requests.jsonl, the window's left-outs too
