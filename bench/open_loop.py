@@ -116,7 +116,8 @@ def main() -> None:
         print(f"highest rate with p99 send lateness < {args.limit_ms} ms: {good:g}/s "
               f"(p99 {results[good].send_lateness_p99_ms:.3f} ms, in flight ~{good * 1.32:.0f})")
         print(f"at 2x ({2 * good:g}/s): p99 {double.send_lateness_p99_ms:.3f} ms, "
-              f"max {double.send_lateness_max_ms:.3f} ms, mean {double.send_lateness_mean_ms:.3f} ms")
+              f"max {double.send_lateness_max_ms:.3f} ms, "
+              f"mean {double.send_lateness_mean_ms:.3f} ms")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@ from __future__ import annotations
 from servecap.core.load_spec import LevelSpec, OpenLevel
 from servecap.load.closed_loop import run_closed_level
 from servecap.load.fixed import run_fixed_level
-from servecap.load.replay import run_replay_level
 from servecap.load.open_loop import level_offsets_ns, run_open_level
+from servecap.load.replay import run_replay_level
 from servecap.load.scheduler import Scheduler
 from servecap.load.sessions import run_sessions_level
 

@@ -1,10 +1,12 @@
 """What a level with target send times adds to its summary (open loop today).
 
-From the records a level's window kept (its send lateness, `send_lateness_*`, cap waits
-included since a user arriving then waits too, is `metrics.lengths.lateness_fields`', over
-the same kept records): the max-concurrency cap's own waits, TTFT and latency from `scheduled_at` (what a user arriving at the target time sees,
-free of coordinated omission), the rate offered, sent and achieved inside the window, and
-whether the client fell behind its own schedule (client-bound).
+From the records a level's window kept: the max-concurrency cap's own waits, TTFT and
+latency from `scheduled_at` (what a user arriving at the target time sees, free of
+coordinated omission), the rate offered, sent and achieved inside the window, and whether
+the client fell behind its own schedule (client-bound). Send lateness (`sent_at -
+scheduled_at`, the cap's waits included, since a user arriving then waits too) is the
+`send_lateness_*` every scheduled kind gets (`metrics.lengths.lateness_fields`), over the
+same kept records.
 """
 
 from __future__ import annotations
