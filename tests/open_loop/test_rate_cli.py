@@ -122,3 +122,23 @@ def test_rate_sweep_then_plan_then_report(sim: SimProcessHandle, tmp_path: Path)
     goodput = model["goodput"][model["runs"][0]["name"]]
     assert goodput[f"rate={rates[-1]}/s"] == pytest.approx(top["levels"][-1]["goodput_rps"])
     assert "Open loop: against offered rate" in (tmp_path / "rep" / "report.md").read_text()
+
+
+def test_an_open_loop_sends_a_length_distribution_and_records_what_it_asked(
+    sim: SimProcessHandle, tmp_path: Path
+) -> None:
+    # the workload flags (replay's branch) and the open loop (this one) in one run
+    result = invoke(rate_args(
+        sim.base_url, tmp_path / "runs", "--rate", "8", "--requests", "12", "--warmup-s", "0",
+        "--cooldown-s", "0", "--input-tokens", "uniform:8:24", "--output-tokens", "uniform:2:6",
+    ))
+    assert result.exit_code == 0, result.stderr
+    run_dir = next(p for p in (tmp_path / "runs").iterdir() if (p / "run.json").is_file())
+    rows = [json.loads(x) for x in (run_dir / "requests.jsonl").read_text().splitlines()]
+    measured = [r for r in rows if r.get("level") == "rate=8/s"]
+    assert len(measured) == 12
+    assert all(8 <= r["input_tokens_sent"] <= 24 for r in measured)
+    assert all(2 <= r["max_tokens_sent"] <= 6 for r in measured)
+    (level,) = json.loads((run_dir / "summary.json").read_text())
+    assert level["send_lateness_p99_ms"] is not None and "lateness_p99_ms" not in level
+    assert 8 <= level["input_tokens_sent_mean"] <= 24
