@@ -34,6 +34,7 @@ BAD_RATE_CASES: list[tuple[list[str], str]] = [
     (["--rate", "fast"], "'fast'"),
     (["--rate", "1,,2"], "empty rate"),
     (["--rate", "1", "--concurrency", "4"], "--rate and --concurrency"),
+    (["--rate", "1", "--users", "2"], "--rate and --users"),
     (["--rate", "1", "--duration", "10", "--requests", "5"], "one of --duration and --requests"),
     (["--rate", "1", "--duration", "0"], "--duration"),
     (["--rate", "1", "--requests", "0"], "--requests"),

@@ -18,8 +18,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from servecap.api.loop import loop_factory
 from servecap.api.run import RunOutcome, run_benchmark_async
-from servecap.cli import run_flags_sessions as sf
 from servecap.cli import run_flags_open as op
+from servecap.cli import run_flags_sessions as sf
 from servecap.cli import run_flags_workload as wf
 from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
 from servecap.cli.tables import levels_table, print_table

@@ -14,8 +14,8 @@ from servecap.core.summary import DISTRIBUTION_METRICS, HIGHER_IS_BETTER, LevelS
 from servecap.metrics.intervals import level_intervals
 from servecap.metrics.lengths import lateness_fields, length_fields, length_histograms
 from servecap.metrics.request_metrics import RequestMetrics, chunk_gaps_ns, request_metrics
-from servecap.metrics.sessions_level import session_fields
 from servecap.metrics.schedule import schedule_fields
+from servecap.metrics.sessions_level import session_fields
 from servecap.metrics.window import Window, Windowed, apply_window
 from servecap.stats.percentiles import describe, small_sample_warnings
 
