@@ -268,10 +268,13 @@ def run(
         float, typer.Option(help="Scrapes per second of /metrics (at most 10)")
     ] = RUN.metrics_hz,
 ) -> None:
-    """Closed-loop sweep (c streams per level, each sends its next request when one ends),
-    a trace replayed once per --trace-speed, with --users sessions (virtual users hold
-    multi-turn chats and think between turns), or with --rate an open loop (requests
-    arrive at each offered rate)."""
+    """Sweep a server and save the run: concurrency, --rate, --users or --trace levels.
+
+    Closed loop by default (c streams per level, each sends its next request when one
+    ends); --rate an open loop (requests arrive at each offered rate); --users sessions
+    (virtual users hold multi-turn chats and think between turns); --trace a trace
+    replayed once per --trace-speed.
+    """
     if endpoint not in ("chat", "completions"):
         raise fail_input(f"invalid --endpoint {endpoint!r}: use chat or completions")
     headers = parse_headers(header or [])
