@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from servecap.client.metrics_scrape import parse_exposition
@@ -53,6 +55,16 @@ def test_llamacpp() -> None:
     s = series(ex.LLAMACPP)
     assert s == {"running": 1.0, "waiting": 2.0, "kv_usage": 0.125,
                  "prompt_tokens": 33.0, "generation_tokens": 78.0}
+
+
+def test_llamacpp_recorded_scrape() -> None:
+    """A real llama-server scrape, recorded (tests/servermetrics/data): two 16-token requests."""
+    text = (Path(__file__).parent / "data" / "llamacpp-0c1e570.prom").read_text()
+    samples, s = parse_exposition(text)
+    assert detect_engine(samples) == "llama.cpp"
+    assert s == {"running": 0.0, "waiting": 0.0, "prompt_tokens": 22.0,
+                 "generation_tokens": 32.0, "spec_drafts": 0.0, "spec_draft_tokens": 0.0,
+                 "spec_accepted_tokens": 0.0}
 
 
 def test_unknown_engine_keeps_raw_samples_only() -> None:

@@ -106,6 +106,12 @@ SERIES_TABLE: dict[str, str] = {
     "llamacpp:kv_cache_usage_ratio": "kv_usage",
     "llamacpp:prompt_tokens_total": "prompt_tokens",
     "llamacpp:tokens_predicted_total": "generation_tokens",
+    # Newer builds count speculative drafts. Their `prompt_tokens_total` leaves out the
+    # `prompt_tokens_cached_total` reused from the cache, and no single name counts the
+    # lookups, so llama.cpp gets no prefix hit rate here rather than a wrong one.
+    "llamacpp:spec_decode_num_drafts_total": "spec_drafts",
+    "llamacpp:spec_decode_num_draft_tokens_total": "spec_draft_tokens",
+    "llamacpp:spec_decode_num_accepted_tokens_total": "spec_accepted_tokens",
 }
 
 # name prefix -> engine, most specific first (the simulator also exports vLLM's names)
