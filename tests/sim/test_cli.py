@@ -30,6 +30,7 @@ def test_profiles_lists_builtins() -> None:
         ["serve", "--profile", "deterministic", "--port", "70000"],
         ["calibrate", "/nonexistent/summary.json", "--out", "p.toml"],
         ["calibrate", "x.json", "--out", "p.yaml"],
+        ["--port", "1", "profiles"],  # a serving option before a subcommand that never serves
     ],
 )
 def test_bad_input_exits_2_with_one_line(args: list[str]) -> None:
@@ -37,6 +38,17 @@ def test_bad_input_exits_2_with_one_line(args: list[str]) -> None:
     assert res.exit_code == 2
     assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1
     assert "Traceback" not in res.output
+
+
+def test_options_before_serve_are_served(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sim --profile X serve` serves X (it used to serve the default profile silently)."""
+    seen: list[tuple[object, ...]] = []
+    monkeypatch.setattr(sim_cli, "_serve", lambda *args: seen.append(args))
+    res = runner.invoke(sim_app, ["--profile", "sglang-spec", "--time-scale", "4", "serve"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(sim_app, ["--profile", "sglang-spec", "serve", "--profile", "vllm-spec"])
+    assert res.exit_code == 0, res.output
+    assert [(a[0], a[3]) for a in seen] == [("sglang-spec", 4.0), ("vllm-spec", 1.0)]
 
 
 def test_calibrate_needs_config_for_multi_config_csv(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ and exits with code 2.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 
@@ -92,10 +92,28 @@ def main(
     """Serve the simulator when no subcommand is given."""
     if ctx.invoked_subcommand is None:
         _serve(profile, host, port, time_scale, prefix_caching, kv_budget)
+        return
+    # `sim --profile X serve` must not serve the default profile: what was set before the
+    # subcommand is handed to `serve`, and refused by the others, which take none of it.
+    given = _given_options(ctx)
+    if given and ctx.invoked_subcommand != "serve":
+        _fail(f"{', '.join(given)}: options of serving; `servecap sim "
+              f"{ctx.invoked_subcommand}` takes none of them")
+    ctx.obj = {name: ctx.params[name] for name in given.values()}
+
+
+def _given_options(ctx: typer.Context) -> dict[str, str]:
+    """Flag -> parameter name of the options given on the command line (not defaults)."""
+    def typed(name: str) -> bool:  # by name: typer vendors its own click's enum
+        source = ctx.get_parameter_source(name)
+        return source is not None and source.name == "COMMANDLINE"
+
+    return {p.opts[0]: p.name for p in ctx.command.params if p.name and typed(p.name)}
 
 
 @sim_app.command("serve")
 def serve_cmd(
+    ctx: typer.Context,
     profile: str = typer.Option("vllm-direct", "--profile", "-p", help=PROFILE_HELP),
     host: str = typer.Option("127.0.0.1", "--host"),
     port: int = typer.Option(8000, "--port"),
@@ -104,7 +122,12 @@ def serve_cmd(
     kv_budget: int | None = typer.Option(None, "--kv-budget-tokens", help=KV_HELP),
 ) -> None:
     """Serve a profile as an OpenAI-compatible server until Ctrl-C."""
-    _serve(profile, host, port, time_scale, prefix_caching, kv_budget)
+    before: dict[str, Any] = ctx.obj or {}
+    mine = set(_given_options(ctx).values())
+    pick = {k: v for k, v in before.items() if k not in mine}  # after `serve` wins
+    _serve(pick.get("profile", profile), pick.get("host", host), pick.get("port", port),
+           pick.get("time_scale", time_scale), pick.get("prefix_caching", prefix_caching),
+           pick.get("kv_budget", kv_budget))
 
 
 @sim_app.command("profiles")
