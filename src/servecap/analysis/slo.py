@@ -77,15 +77,7 @@ def slo_analysis(series: list[ConfigSeries], slo: SLO) -> SloAnalysis:
                     config=cfg.name,
                     statistic=stat,
                     top=plan.top,
-                    c_max=plan.c_max,
-                    latency_mean_s=plan.latency_mean_s,
-                    users=plan.users,
-                    c_max_lower_bound=plan.c_max_lower_bound,
-                    below=plan.below,
-                    above=plan.above,
-                    binding=plan.binding,
-                    verdict_at_c_max=plan.verdict_at_c_max,
-                    verdict_above=plan.verdict_above,
+                    **plan.boundary(),
                 )
             )
     return SloAnalysis(slo=slo, matrix=matrix, capacity=capacity)

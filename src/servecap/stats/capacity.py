@@ -101,6 +101,14 @@ class CapacityPlan(BaseModel):
     verdict_above: str | None = None
     rate_max: float | None = Field(default=None, exclude=True)
 
+    def boundary(self) -> dict[str, Any]:
+        """C_max, its users and its bracket: the fields every capacity row repeats."""
+        return {name: getattr(self, name) for name in BOUNDARY_FIELDS}
+
+
+BOUNDARY_FIELDS = ("c_max", "latency_mean_s", "users", "c_max_lower_bound", "below", "above",
+                   "binding", "verdict_at_c_max", "verdict_above")
+
 
 def _users_closed(top: LevelKey, latency_mean_s: float, think_time_s: float) -> int:
     return users_by_littles_law(int(top.value), latency_mean_s, think_time_s)
