@@ -29,6 +29,7 @@ from servecap.api.preflight import (
     resolve_model,
 )
 from servecap.api.progress import NullProgress, ProgressSink
+from servecap.api.run_workers import worker_pool
 from servecap.api.server_metrics import CURRENT, start_scraper
 from servecap.api.workload import build_source, client_extra_body
 from servecap.client.http import StreamingClient, make_session
@@ -78,6 +79,8 @@ class _Run:
         self.health: dict[str, dict[str, Any]] = {}
         self.ids = itertools.count()
         self.source = build_source(config)  # reads datasets/traces: bad input fails here
+        self.run_level: Any = run_level  # or a worker pool's (`--workers`, `--ray`)
+        self.pool: Any = None
 
     def sink_for(self, writer: RecordWriter, bucket: list[RequestRecord]) -> Any:
         def sink(record: RequestRecord) -> None:
@@ -135,7 +138,9 @@ async def run_benchmark_async(
         total = config.warmup + _expected_requests(state.plan)
         state.progress.started(total, str(run_dir), model)
         try:
-            await _sweep(state, client, writer, stop, lambda: _save(run_dir, info, state))
+            async with worker_pool(config, model, secrets.http_headers(), state.plan) as pool:
+                state.pool, state.run_level = pool, pool.run_level if pool else run_level
+                await _sweep(state, client, writer, stop, lambda: _save(run_dir, info, state))
             info.status = "incomplete" if stop is not None and stop.is_set() else "complete"
         except asyncio.CancelledError:
             info.status, info.stop_reason = "incomplete", "interrupted"
@@ -189,7 +194,9 @@ async def _sweep(
 ) -> None:
     """Warm up, then run each level of the plan; `save` after each finished level."""
     if state.config.warmup:
-        await run_level(warmup_level(state.config.warmup), state.io(client, writer, [], stop))
+        await state.run_level(
+            warmup_level(state.config.warmup), state.io(client, writer, [], stop)
+        )
     for level in state.plan.levels():
         if stop is not None and stop.is_set():
             return
@@ -197,7 +204,7 @@ async def _sweep(
         bucket: list[RequestRecord] = []
         observed: dict[str, Any] = {}
         try:
-            await run_level(
+            await state.run_level(
                 level, state.io(client, writer, bucket, stop),
                 level_observers(level), observed,
             )
@@ -226,6 +233,8 @@ def _close_level(
 def _save(run_dir: Path, info: RunInfo, state: _Run) -> None:
     """run.json first: once a level's summary is on disk, so is what its observers saw."""
     info.client_health = state.health
+    if state.pool is not None:
+        info.workers = state.pool.facts()
     write_run_info(run_dir, info)
     write_summaries(run_dir, state.levels)
 

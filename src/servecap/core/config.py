@@ -115,6 +115,10 @@ class RunConfig(BaseModel):
     # the server's /metrics: "auto" (its host's /metrics, off if absent), "off", or a URL
     server_metrics: str = "auto"
     metrics_hz: float = Field(default=1.0, gt=0, le=10)
+    # Worker processes a level is split over (`--workers`; None: auto, one process while
+    # one core keeps up) and a Ray cluster to run them on (`--ray`); absent when unset.
+    workers: int | None = Field(default=None, ge=1, le=1024)
+    ray_address: str | None = None
 
     @field_validator("server_metrics")
     @classmethod
@@ -142,7 +146,8 @@ class RunConfig(BaseModel):
 
     def stored(self) -> dict[str, object]:
         """The config as written to disk: credentials stripped from the URL."""
-        unset = {name for name in ("load", "workload") if getattr(self, name) is None}
+        optional = ("load", "workload", "workers", "ray_address")
+        unset = {name for name in optional if getattr(self, name) is None}
         data = self.model_dump(mode="json", exclude=unset or None)
         client = data["client"]
         assert isinstance(client, dict)

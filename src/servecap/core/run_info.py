@@ -39,6 +39,9 @@ class RunInfo(BaseModel):
     host: str | None = None
     # The /metrics scraper: mode, url, hz, state ("on"/"off" and why), scrapes, errors by kind
     server_metrics: dict[str, Any] = Field(default_factory=dict)
+    # Worker processes or Ray actors (`--workers`, `--ray`): how many, each one's clock
+    # against the parent's (min-RTT ping) and which died; empty for a one-process run.
+    workers: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def insecure(self) -> bool:

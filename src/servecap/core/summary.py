@@ -39,6 +39,12 @@ SCHEDULE_COLUMNS: tuple[str, ...] = (
     *(f"latency_sched_{stat}_s" for stat in STATS),
 )
 
+# Columns a level run by worker processes fills (`--workers`, `--ray`): summary.json only,
+# left out of a one-process level's row, so the files of such runs keep their format.
+WORKER_COLUMNS: tuple[str, ...] = (
+    "workers", "worker_health", "workers_client_bound", "workers_died",
+)
+
 HIGHER_IS_BETTER: frozenset[str] = frozenset({"tps", "decode_tps"})
 
 # The metrics and statistics a level carries bootstrap intervals for (`LevelSummary.intervals`).
@@ -139,6 +145,14 @@ class LevelSummary(BaseModel):
     loop_lag_p99_ms: float | None = None
     client_cpu_pct: float | None = None
     client_bound: bool | None = None
+    # Worker processes: how many ran the level, each one's own health ({worker, requests,
+    # loop_lag_p99_ms, client_cpu_pct, client_bound, died?}; the level's lag and CPU above
+    # are the workers' worst and any client-bound worker flags it), which were
+    # client-bound and which died; None for a level run in one process.
+    workers: int | None = None
+    worker_health: list[dict[str, Any]] | None = None
+    workers_client_bound: list[int] | None = None
+    workers_died: list[int] | None = None
     # the client's own delay inside TTFT (RequestRecord.client_delay_ms), mean over the level
     client_delay_mean_ms: float | None = None
     # the server's own view of the level, from its /metrics (metrics/server_view.py)
@@ -220,7 +234,7 @@ class LevelSummary(BaseModel):
     def stored(self) -> dict[str, Any]:
         """The row as written to summary.json/csv: only the key fields its kind uses."""
         data = self.model_dump(mode="json")
-        for name in ("concurrency", "level", *SCHEDULE_COLUMNS):
+        for name in ("concurrency", "level", *SCHEDULE_COLUMNS, *WORKER_COLUMNS):
             if data[name] is None:
                 del data[name]
         return data
@@ -239,7 +253,7 @@ class LevelSummary(BaseModel):
 # a summary holding other kinds' levels adds `level` and the schedule columns
 # (`summary_columns`).
 # `intervals` is nested and lives in summary.json only, so the CSV keeps its columns.
-_JSON_ONLY: frozenset[str] = frozenset({"intervals"})
+_JSON_ONLY: frozenset[str] = frozenset({"intervals", *WORKER_COLUMNS})
 # Columns only a sessions level fills: in the CSV of runs that have such levels.
 SESSION_COLUMNS: tuple[str, ...] = (
     "users", "think_time_mean_s", "response_mean_s", "mean_concurrency", "law_concurrency",

@@ -29,10 +29,16 @@ class LevelIO:
     sink: RecordSink
     ids: Iterator[int]
     stop: asyncio.Event | None = None
+    # a worker process's part of a sessions level: (k, N) runs the users with u % N == k
+    part: tuple[int, int] | None = None
 
     @property
     def stopped(self) -> bool:
         return self.stop is not None and self.stop.is_set()
+
+    def runs_user(self, user: int) -> bool:
+        """Whether this process runs virtual user `user` (all of them without a part)."""
+        return self.part is None or user % self.part[1] == self.part[0]
 
     async def send(self, record: RequestRecord, request: AnyRequest | None = None) -> None:
         """Send `request` (default: the source's next) as `record`; the record is sunk

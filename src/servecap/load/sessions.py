@@ -86,6 +86,7 @@ async def run_sessions_level(level: SessionsLevel, io: LevelIO) -> None:
 
     async def start(group: asyncio.TaskGroup) -> None:
         for user in build_users(plan):
-            group.create_task(user_loop(user))
+            if io.runs_user(user.user):  # a worker process runs its part of the users
+                group.create_task(user_loop(user))
 
     await in_task_group(start)

@@ -107,6 +107,7 @@ def summarise_level(
         fields["warnings"] = [*fields["warnings"], *notes]
     if extra.get("client_bound"):
         fields["warnings"] = [*fields["warnings"], "client-bound: the load generator lagged"]
+    fields["warnings"] = [*fields["warnings"], *_worker_warnings(extra)]
     ttft = fields.get("ttft_mean_ms")
     warned = fields["warnings"]
     fields.update(_client_delay(
@@ -228,3 +229,17 @@ def summarise_records(
 
 
 __all__ = ["DISTRIBUTION_METRICS", "ClientHealth", "summarise_level", "summarise_records"]
+
+
+def _worker_warnings(extra: Mapping[str, Any]) -> list[str]:
+    """A level run by workers names each worker that died or was client-bound."""
+    notes = []
+    for row in extra.get("worker_health") or []:
+        if row.get("died"):
+            notes.append(f"worker {row['worker']} {row['died']}: its requests in flight are "
+                         "marked worker_died and its unsent share was not sent")
+        elif row.get("client_bound"):
+            notes.append(f"worker {row['worker']} was client-bound (loop lag p99 "
+                         f"{row.get('loop_lag_p99_ms', 0):.1f} ms, CPU "
+                         f"{row.get('client_cpu_pct', 0):.0f}%)")
+    return notes

@@ -1,0 +1,75 @@
+"""`--workers` and `--ray` for a run: how many worker processes, and what each one sends with.
+
+The factory is what a worker builds inside its own process: the same client and request
+source `api.run` builds in one process (the same config, model, endpoint, extra body and
+headers), so a level run by workers sends what one process would. It travels to the
+worker process (pickled by multiprocessing or Ray, between servecap's own processes);
+header values, the API key among them, live only in the workers' memory, never on disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from servecap.api.preflight import ensure_file_limit
+from servecap.api.workload import build_source, client_extra_body
+from servecap.client.http import StreamingClient, make_session
+from servecap.core.config import RunConfig
+from servecap.load.backend import Backend
+from servecap.load.shares import auto_workers
+from servecap.load.workers import ProcessPool, WorkerSweep, usable_cores
+from servecap.workload.source import RequestSource
+
+
+@dataclass(frozen=True)
+class ClientFactory:
+    """Builds a worker's client and source from the run's config (a picklable value)."""
+
+    config_json: str
+    model: str
+    pool: int
+    headers: tuple[tuple[str, str], ...]
+
+    @asynccontextmanager
+    async def __call__(self) -> AsyncIterator[tuple[Backend, RequestSource]]:
+        config = RunConfig.model_validate_json(self.config_json)
+        ensure_file_limit(self.pool)
+        source = build_source(config)
+        async with make_session(config.client, self.pool, dict(self.headers)) as session:
+            yield StreamingClient(
+                session, config.client, self.model, config.endpoint, config.output_tokens,
+                client_extra_body(config),
+            ), source
+
+
+def pool_size(config: RunConfig, plan: Any, cores: int) -> int:
+    """Worker processes to start: `--workers N`, or for auto the most any level needs."""
+    if config.workers is not None:
+        return config.workers
+    return max((auto_workers(level, cores) for level in plan.levels()), default=1)
+
+
+@asynccontextmanager
+async def worker_pool(
+    config: RunConfig, model: str, headers: dict[str, str], plan: Any
+) -> AsyncIterator[WorkerSweep | None]:
+    """The run's workers, or None where the run stays in this process (one worker)."""
+    factory = ClientFactory(
+        config.model_dump_json(), model, plan.max_in_flight(), tuple(sorted(headers.items()))
+    )
+    if config.ray_address is not None:
+        from servecap.load.ray_cluster import RayPool  # ray is an extra: imported here only
+
+        async with RayPool(factory, config.ray_address, config.workers) as ray_pool:
+            yield ray_pool
+        return
+    size = pool_size(config, plan, usable_cores())
+    if size <= 1:
+        yield None
+        return
+    async with ProcessPool(factory, size, config.workers) as pool:
+        yield pool
+
