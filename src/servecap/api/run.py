@@ -138,8 +138,9 @@ async def run_benchmark_async(
         total = config.warmup + _expected_requests(state.plan)
         state.progress.started(total, str(run_dir), model)
         try:
-            async with worker_pool(config, model, secrets.http_headers(), state.plan) as pool:
-                state.pool, state.run_level = pool, pool.run_level if pool else run_level
+            async with worker_pool(config, model, secrets.http_headers(), state.plan) as workers:
+                state.pool = workers
+                state.run_level = workers.run_level if workers else run_level
                 await _sweep(state, client, writer, stop, lambda: _save(run_dir, info, state))
             info.status = "incomplete" if stop is not None and stop.is_set() else "complete"
         except asyncio.CancelledError:

@@ -20,6 +20,7 @@ from servecap.api.loop import loop_factory
 from servecap.api.run import RunOutcome, run_benchmark_async
 from servecap.cli import run_flags_open as op
 from servecap.cli import run_flags_sessions as sf
+from servecap.cli import run_flags_workers as wk
 from servecap.cli import run_flags_workload as wf
 from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
 from servecap.cli.tables import levels_table, print_table
@@ -49,6 +50,7 @@ RUN_FLAGS = {
     # the CLI's load plan is the closed sweep these define, or a replay of --trace
     "load": "--concurrency/--rounds/--trace",
     "server_metrics": "--server-metrics", "metrics_hz": "--metrics-hz",
+    "workers": "--workers", "ray_address": "--ray",
     "client.base_url": "--base-url", "client.api_key_env": "--api-key-env",
     "client.header_names": "--header", "client.insecure": "--insecure",
     "client.ca_bundle": "--ca-bundle", "client.timeout_s": "--timeout",
@@ -92,7 +94,8 @@ class RichProgress:
             f"{summary.key}: ok {summary.n_ok} failed {summary.n_failed} "
             f"TTFT mean {fmt_number(summary.ttft_mean_ms, 1)} ms, "
             f"TPS mean {fmt_number(summary.tps_mean, 1)}"
-            + (f", send lateness p99 {late:.1f} ms" if late is not None else ""),
+            + (f", send lateness p99 {late:.1f} ms" if late is not None else "")
+            + wk.level_note(summary),
             highlight=False, markup=False,
         )
 
@@ -167,6 +170,7 @@ def build_config(**kw: Any) -> RunConfig:
             workload=kw.get("workload"), load=kw.get("load"),
             server_metrics=kw.get("server_metrics", RUN.server_metrics),
             metrics_hz=kw.get("metrics_hz", RUN.metrics_hz),
+            workers=kw.get("workers"), ray_address=kw.get("ray_address"),
         )
     except ValidationError as exc:
         raise user_input_error(exc, RUN_FLAGS) from exc
@@ -267,6 +271,8 @@ def run(
     metrics_hz: Annotated[
         float, typer.Option(help="Scrapes per second of /metrics (at most 10)")
     ] = RUN.metrics_hz,
+    workers: wk.WorkersOption = "auto",
+    ray: wk.RayOption = None,
 ) -> None:
     """Sweep a server and save the run: concurrency, --rate, --users or --trace levels.
 
@@ -313,6 +319,7 @@ def run(
         name=name, out=out, seed=seed, api_key_env=api_key_env,
         headers=headers, extra_body=parse_extra_body(extra_body), insecure=insecure,
         ca_bundle=ca_bundle, notes=notes, server_metrics=server_metrics, metrics_hz=metrics_hz,
+        **wk.config_fields(workers, ray),
     )
     wf.check_source(config)
     console = Console(stderr=True)

@@ -2,11 +2,11 @@
 
 The parent's one scheduler decides every target of an open-loop, fixed or replay level
 (`load.shares`) and deals them out; a worker sends its own at the absolute times it was
-given, from the start time all workers share, so the schedule across workers is the one a
-single process would keep. Each record keeps the level's key, its index in the whole level
-and its target as `scheduled_at`. An open loop's cap on requests in flight is split over
-the workers (`cap`), an arrival finding its worker's part full waits and records
-`admitted_at`, as in one process.
+given, from the start time all workers share (`start_ns`), so the schedule across workers
+is the one a single process would keep. Each record keeps the level's key, its index in
+the whole level and its target as `scheduled_at`. An open loop's cap on requests in flight
+is split over the workers (`cap`), an arrival finding its worker's part full waits and
+records `admitted_at`, as in one process.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class PlannedLevel(LevelSpec):
     targets: tuple[tuple[int, int], ...]
     cap: int | None = None
     replay: bool = False
+    start_ns: int | None = None  # the start all workers share (this process's clock)
 
 
 async def run_planned_level(level: PlannedLevel, io: LevelIO) -> None:
@@ -53,7 +54,7 @@ async def run_planned_level(level: PlannedLevel, io: LevelIO) -> None:
             cap.release()
 
     async def start(group: asyncio.TaskGroup) -> None:
-        t0 = now_ns()
+        t0 = level.start_ns if level.start_ns is not None else now_ns()
         for index, offset in level.targets:
             target = t0 + offset
             await sleep_until(target)

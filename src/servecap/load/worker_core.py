@@ -15,6 +15,7 @@ import itertools
 import os
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from typing import Any
 
 from servecap.core.clock import now_ns
@@ -76,6 +77,9 @@ class WorkerCore:
 
     async def _run(self, message: dict[str, Any], stop: asyncio.Event) -> None:
         level = level_from_wire(message["level"])
+        start = int(message["t0"])
+        if isinstance(level, PlannedLevel):  # targets count from the shared start, exactly
+            level = replace(level, start_ns=start)
         part = message.get("part")
         sent = 0
 
@@ -89,7 +93,7 @@ class WorkerCore:
         monitor = ClientMonitor()
         error = None
         try:
-            await sleep_until(int(message["t0"]))
+            await sleep_until(start)
             async with monitor:
                 await _scheduler(level)(level, io)
         except asyncio.CancelledError:
