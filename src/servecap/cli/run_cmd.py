@@ -329,4 +329,6 @@ def run(
     reason = outcome.info.server_metrics.get("reason")
     if reason:
         print(reason)
+    for warning in wk.run_notes(outcome.info.workers):
+        print(warning)
     print(f"run saved to {outcome.run_dir}")

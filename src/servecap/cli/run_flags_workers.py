@@ -60,3 +60,12 @@ def level_note(summary: LevelSummary) -> str:
     for worker in summary.workers_died or []:
         note += f"; worker {worker} died"
     return note
+
+
+def run_notes(workers: dict[str, Any]) -> list[str]:
+    """What the run says about its workers at the end: clocks apart, workers that died."""
+    notes = [f"warning: {w}" for w in workers.get("warnings", [])]
+    for death in workers.get("died", []):
+        where = f" in {death['level']}" if death.get("level") else ""
+        notes.append(f"worker {death['worker']} {death['why']}{where}")
+    return notes

@@ -72,7 +72,7 @@ class WorkerSweep:
         self.handles: list[Handle] = []
         self.current: LevelMerge | None = None
         self.deaths: list[dict[str, Any]] = []
-        self.apply_offsets = False  # remote nodes: rows move to the parent's clock
+        self._level_key: Any = None
 
     def deliver(self, worker: int, message: dict[str, Any]) -> None:
         if self.current is not None:
@@ -124,8 +124,11 @@ class WorkerSweep:
         if merge.failure is not None:
             raise merge.failure
 
-    def _offset(self, handle: Handle) -> int:
-        return handle.clock.offset_ns if self.apply_offsets else 0
+    @staticmethod
+    def _offset(handle: Handle) -> int:
+        """The clock difference applied to a worker's start time and rows: none where the
+        ping shows one clock (every process of a host), the measured offset elsewhere."""
+        return 0 if handle.clock.one_clock else handle.clock.offset_ns
 
     async def _wait(self, merge: LevelMerge, io: LevelIO) -> None:
         stopping = asyncio.ensure_future(io.stop.wait()) if io.stop is not None else None
