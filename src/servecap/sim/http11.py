@@ -24,7 +24,9 @@ with a JSON error, and the connection closes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import resource
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -328,6 +330,17 @@ async def start_http_server(
     writes go through ``batch`` (held while it is open)."""
     loop = asyncio.get_running_loop()
     shared = batch or WriteBatch()
+    _raise_file_limit()
     return await loop.create_server(
         lambda: HttpConnection(handler, shared), host, port, backlog=4096
     )
+
+
+def _raise_file_limit() -> None:
+    """One open file per connection: a soft limit of 1024 (a common default) would refuse
+    the 1025th stream, so the listener takes what the hard limit allows."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        with contextlib.suppress(ValueError, OSError):  # a container may cap it lower
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
