@@ -18,6 +18,7 @@ from servecap.api.preflight import ensure_file_limit
 from servecap.api.workload import build_source, client_extra_body
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.config import RunConfig
+from servecap.core.errors import UserInputError
 from servecap.load.backend import Backend
 from servecap.load.shares import auto_workers
 from servecap.load.workers import ProcessPool, WorkerSweep, usable_cores
@@ -73,3 +74,12 @@ async def worker_pool(
     async with ProcessPool(factory, size, config.workers) as pool:
         yield pool
 
+
+def parse_workers(text: str) -> int | None:
+    """`--workers`: a whole number of processes from 1 to 1024, or `auto` (None)."""
+    value = text.strip().lower()
+    if value == "auto":
+        return None
+    if not value.isdigit() or not 1 <= int(value) <= 1024:
+        raise UserInputError(f"invalid --workers {text!r}: use auto or a number from 1 to 1024")
+    return int(value)

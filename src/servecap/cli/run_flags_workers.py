@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from servecap.api.run_workers import parse_workers
 from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary
 
@@ -20,16 +21,6 @@ RayOption = Annotated[
     typer.Option(help="Run the workers as Ray actors on this cluster (address, e.g. "
                  "127.0.0.1:6379 or auto; needs the ray extra)"),
 ]
-
-
-def parse_workers(text: str) -> int | None:
-    """`--workers`: a whole number of processes from 1 to 1024, or `auto` (None)."""
-    value = text.strip().lower()
-    if value == "auto":
-        return None
-    if not value.isdigit() or not 1 <= int(value) <= 1024:
-        raise UserInputError(f"invalid --workers {text!r}: use auto or a number from 1 to 1024")
-    return int(value)
 
 
 def check_ray(address: str | None) -> str | None:

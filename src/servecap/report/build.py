@@ -208,9 +208,30 @@ def methodology(metas: list[RunMeta], options: ReportOptions) -> list[tuple[str,
             "Client-bound levels",
             ", ".join(bound) if bound else ("none flagged" if health else "not recorded"),
         ),
+        *_worker_rows(metas),
         ("Simulator time scale", _per_run(metas, lambda m: m.time_scale)),
         (
             "Tool version",
             f"servecap {__version__} (report); runs: " + _per_run(metas, lambda m: m.tool_version),
         ),
     ]
+
+
+def _worker_rows(metas: list[RunMeta]) -> list[tuple[str, str]]:
+    """Per level, the worker processes that ran it and any client-bound or dead ones
+    (`--workers`, `--ray`); no row when every level ran in one process."""
+    parts = []
+    for meta in metas:
+        for lv in meta.levels:
+            if lv.workers is None:
+                continue
+            text = f"{meta.name} {lv.key}: {lv.workers}"
+            if lv.workers_client_bound:
+                text += " (client-bound: " + ", ".join(map(str, lv.workers_client_bound)) + ")"
+            if lv.workers_died:
+                text += " (died: " + ", ".join(map(str, lv.workers_died)) + ")"
+            parts.append(text)
+    if not parts:
+        return []
+    return [("Worker processes per level", "; ".join(parts)
+             + "; levels not named ran in one process")]

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from servecap.api.models import list_served_models
 from servecap.api.run import Secrets
+from servecap.api.run_workers import parse_workers
 from servecap.api.workload_options import WorkloadFlags, check_source, config_fields
 from servecap.core.config import ClientOptions, RunConfig, parse_levels, validate_base_url
 from servecap.core.errors import UserInputError
@@ -57,6 +58,8 @@ class RunForm:
     rates: str = ""
     arrival: str = "poisson"
     duration_s: float = 60.0
+    # worker processes a level is split over: "auto" (one while one core keeps up) or N
+    workers: str = "auto"
 
 
 def workload_flags(form: RunForm) -> WorkloadFlags:
@@ -113,6 +116,7 @@ def build_config(form: RunForm, results_dir: Path) -> RunConfig:
     if form.dataset.strip() and form.trace.strip():
         raise UserInputError("pick a dataset or a trace, not both")
     fields = config_fields(workload_flags(form))
+    fields["workers"] = parse_workers(form.workers)
     if load is not None:
         fields["load"] = load
     try:

@@ -112,6 +112,10 @@ def _form_fields() -> RunForm:
     tokens_out = c3.number_input("Output tokens", 1, 1_000_000, RunForm.output_tokens,
                                  key="output_tokens")
     name = st.text_input("Run name", key="run_name", placeholder="defaults to the model id")
+    workers = st.text_input(
+        "Worker processes", value=RunForm.workers, key="workers",
+        help="auto: one process while one core keeps up, one more per 256 streams; or N",
+    )
     source = _source_fields()
     with st.expander("Deployment notes"):
         engine = st.text_input("Engine", key="engine", placeholder="e.g. vLLM 0.9.1")
@@ -125,6 +129,7 @@ def _form_fields() -> RunForm:
         input_tokens=int(tokens_in), output_tokens=int(tokens_out), name=name,
         engine=engine, launch_command=command, notes=notes, **source,
         rates=rates if mode == OPEN_MODE else "", arrival=arrival, duration_s=duration,
+        workers=workers,
     )
 
 

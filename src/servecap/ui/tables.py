@@ -53,6 +53,8 @@ def level_rows(levels: list[LevelSummary]) -> list[dict[str, Any]]:
                 {title: _fmt(getattr(level, name), digits) for title, name, digits in RATE_COLUMNS}
             )
         row["client-bound"] = {True: "yes", False: "no", None: ""}[level.client_bound]
+        if level.workers is not None:  # split over worker processes: how many, which lagged
+            row["workers"] = worker_cell(level)
         rows.append(row)
     return rows
 
@@ -125,3 +127,13 @@ def history_row(run: Run) -> dict[str, Any]:
         "status": run.info.status,
         "folder": run.path.name,
     }
+
+
+def worker_cell(level: LevelSummary) -> str:
+    """`2`, `2 (client-bound: 1)`, `2 (died: 0)`: the workers a level ran on."""
+    notes = []
+    if level.workers_client_bound:
+        notes.append("client-bound: " + ", ".join(map(str, level.workers_client_bound)))
+    if level.workers_died:
+        notes.append("died: " + ", ".join(map(str, level.workers_died)))
+    return f"{level.workers}" + (f" ({'; '.join(notes)})" if notes else "")
