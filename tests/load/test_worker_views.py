@@ -50,3 +50,16 @@ def test_terminal_app_and_report_say_how_many_workers_and_which_lagged_or_died()
                                  "level": "c=8"}]})
     assert notes == ["warning: worker 0 on 10.0.0.2: clock offset 3.00 ms",
                      "worker 1 pid 9 was killed by signal 9 in c=8"]
+
+
+def test_the_app_form_takes_worker_processes(tmp_path):
+    import pytest
+
+    from servecap.core.errors import UserInputError
+    from servecap.ui.form import RunForm, build_config
+
+    form = RunForm(base_url="http://127.0.0.1:9/v1", workers="3")
+    assert build_config(form, tmp_path).workers == 3
+    assert build_config(RunForm(base_url="http://127.0.0.1:9/v1"), tmp_path).workers is None
+    with pytest.raises(UserInputError, match="worker processes"):
+        build_config(RunForm(base_url="http://127.0.0.1:9/v1", workers="many"), tmp_path)

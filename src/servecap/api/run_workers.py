@@ -75,11 +75,11 @@ async def worker_pool(
         yield pool
 
 
-def parse_workers(text: str) -> int | None:
+def parse_workers(text: str, name: str = "--workers") -> int | None:
     """`--workers`: a whole number of processes from 1 to 1024, or `auto` (None)."""
     value = text.strip().lower()
     if value == "auto":
         return None
     if not value.isdigit() or not 1 <= int(value) <= 1024:
-        raise UserInputError(f"invalid --workers {text!r}: use auto or a number from 1 to 1024")
+        raise UserInputError(f"invalid {name} {text!r}: use auto or a number from 1 to 1024")
     return int(value)

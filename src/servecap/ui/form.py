@@ -116,7 +116,7 @@ def build_config(form: RunForm, results_dir: Path) -> RunConfig:
     if form.dataset.strip() and form.trace.strip():
         raise UserInputError("pick a dataset or a trace, not both")
     fields = config_fields(workload_flags(form))
-    fields["workers"] = parse_workers(form.workers)
+    fields["workers"] = parse_workers(form.workers, "worker processes")
     if load is not None:
         fields["load"] = load
     try:
