@@ -96,3 +96,24 @@ def test_records_travel_and_change_clocks_exactly():
 def test_a_message_must_be_an_object_with_an_op():
     with pytest.raises(ValueError):
         decode(b"[1, 2]\n")
+
+
+def test_the_pool_is_sized_without_running_an_adaptive_plan_ahead():
+    from servecap.api.run_workers import pool_size
+    from servecap.core.config import RunConfig
+
+    class Adaptive:
+        def levels(self):
+            raise AssertionError("an adaptive plan's levels are decided as it runs")
+
+        def max_in_flight(self):
+            return 3 * STREAMS_PER_WORKER
+
+        def expected_requests(self):
+            return 1
+
+    assert pool_size(RunConfig(), Adaptive(), cores=8) == 3
+    assert pool_size(RunConfig(workers=5), Adaptive(), cores=2) == 5  # asked for: as asked
+    closed = ClosedLoad(concurrency=[1, 2 * STREAMS_PER_WORKER], rounds=1)
+    assert pool_size(RunConfig(), closed, cores=8) == 2
+    assert pool_size(RunConfig(), ClosedLoad(concurrency=[64], rounds=1), cores=8) == 1

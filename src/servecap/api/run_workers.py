@@ -9,6 +9,7 @@ header values, the API key among them, live only in the workers' memory, never o
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from servecap.client.http import StreamingClient, make_session
 from servecap.core.config import RunConfig
 from servecap.core.errors import UserInputError
 from servecap.load.backend import Backend
-from servecap.load.shares import auto_workers
+from servecap.load.shares import STREAMS_PER_WORKER, auto_workers
 from servecap.load.workers import ProcessPool, WorkerSweep, usable_cores
 from servecap.workload.source import RequestSource
 
@@ -50,6 +51,10 @@ def pool_size(config: RunConfig, plan: Any, cores: int) -> int:
     """Worker processes to start: `--workers N`, or for auto the most any level needs."""
     if config.workers is not None:
         return config.workers
+    if callable(getattr(plan, "expected_requests", None)):
+        # an adaptive plan decides its levels as it runs (verify --search): iterating them
+        # here would run its search ahead, so size the pool by its bound on streams
+        return max(1, min(cores, math.ceil(plan.max_in_flight() / STREAMS_PER_WORKER)))
     return max((auto_workers(level, cores) for level in plan.levels()), default=1)
 
 
