@@ -5,7 +5,7 @@ Part 1 (`--workers 1,2,4`): the simulator's deterministic profile (TTFT 50 ms, I
 load-independent) in its own process; `servecap run` closed loop at `--concurrency`
 (default 512) streams of `--tokens` (32) tokens, `--rounds` each, with each worker count.
 Per count: requests/s, streams held (served concurrency: the load the server saw), TTFT
-mean against the schedule's 50 ms, the workers' worst loop lag and CPU, and which workers
+mean against the schedule's 50 ms (`--time-scale 0.1`: a lighter simulator, 500 ms), the workers' worst loop lag and CPU, and which workers
 flagged themselves client-bound.
 
 Part 2 (`--streams 10000`): the same profile 100 times slower (`--time-scale 0.01`: TTFT
@@ -21,6 +21,7 @@ Usage::
 
     python bench/scale.py [--workers 1,2,4] [--concurrency 512] [--streams 10000]
     python bench/scale.py --skip-scale   # only the 10,000-stream run
+    python bench/scale.py --skip-streams --concurrency 1024 --tokens 10 --time-scale 0.1
 
 Figures on a shared 2-core machine are noisy: four worker processes on two cores contend
 with each other and the simulator; quote them with the load they ran under.
@@ -126,11 +127,12 @@ def max_in_flight(rows: list[dict[str, Any]]) -> int:
 
 
 def part_scale(args: argparse.Namespace, out: Path) -> None:
+    ttft, itl = 50 / args.time_scale, 10 / args.time_scale
     print(f"== workers: closed loop c={args.concurrency}, {args.tokens} tokens, "
-          f"{args.rounds} rounds, deterministic profile (TTFT 50 ms, ITL 10 ms)")
+          f"{args.rounds} rounds, deterministic profile (TTFT {ttft:g} ms, ITL {itl:g} ms)")
     print("workers  req/s  streams_held  ttft_mean_ms  lag_p99_max_ms  cpu_max_pct  "
           "client_bound_workers  wall_s")
-    with start_server_process("deterministic") as sim:
+    with start_server_process("deterministic", time_scale=args.time_scale) as sim:
         for n in args.workers:
             outcome = run(sim.base_url, out, n, args.concurrency, args.rounds, args.tokens)
             lv = outcome.levels[0]
@@ -184,6 +186,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=512)
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--tokens", type=int, default=32)
+    parser.add_argument("--time-scale", type=float, default=1.0,
+                        help="part 1's simulator speed (0.1: TTFT 500 ms, ITL 100 ms)")
     parser.add_argument("--streams", type=int, default=10_000)
     parser.add_argument("--long-tokens", type=int, default=10)
     parser.add_argument("--skip-scale", action="store_true")

@@ -109,6 +109,7 @@ def test_two_workers_give_one_process_summaries_on_the_same_schedule(tmp_path):
         assert two.achieved_rps == pytest.approx(one.achieved_rps, rel=0.15)
     clock = runs[2].info.workers["clock"]
     assert len(clock) == 2 and all(c["one_clock"] for c in clock)
+    assert runs[2].info.workers["one_clock"] is True
     assert [lv.n_ok for lv in closed.levels] == [2, 12]
     assert [lv.workers for lv in closed.levels] == [1, 2]  # c=1 has one stream to give out
     stored = json.loads((closed.run_dir / "summary.json").read_text())

@@ -141,6 +141,7 @@ class RayPool(WorkerSweep):
     def __init__(self, factory: BackendFactory, address: str, count: int | None) -> None:
         super().__init__(count, count or 1)
         self.factory, self.address = factory, address
+        self._actors: list[_RayHandle] = []
         self._pollers: list[asyncio.Task[None]] = []
         self._group: Any = None
         self._closing = False
@@ -182,10 +183,11 @@ class RayPool(WorkerSweep):
             where = await asyncio.wait_for(actor.ready.remote(), READY_S)
             if where.get("error"):
                 raise RunAborted(f"Ray worker {index} could not start: {where['error']}")
-            self.handles.append(_RayHandle(index, actor, where))
-        for handle in self.handles:
-            handle.clock = await _ping(handle)  # type: ignore[arg-type]
-        self._pollers = [asyncio.create_task(self._poll(h)) for h in self.handles]  # type: ignore[arg-type]
+            self._actors.append(_RayHandle(index, actor, where))
+            self.handles.append(self._actors[-1])
+        for handle in self._actors:
+            handle.clock = await _ping(handle)
+        self._pollers = [asyncio.create_task(self._poll(h)) for h in self._actors]
 
     async def _poll(self, handle: _RayHandle) -> None:
         while not self._closing:
@@ -208,9 +210,9 @@ class RayPool(WorkerSweep):
         for task in self._pollers:
             task.cancel()
         await asyncio.gather(*self._pollers, return_exceptions=True)
-        for handle in self.handles:
-            handle.sender.cancel()  # type: ignore[attr-defined]
-            ray.kill(handle.actor)  # type: ignore[attr-defined]
+        for handle in self._actors:
+            handle.sender.cancel()
+            ray.kill(handle.actor)
         if self._group is not None:
             from ray.util.placement_group import remove_placement_group
 

@@ -164,6 +164,8 @@ class WorkerSweep:
         return {
             "count": len(self.handles),
             "mode": type(self).__name__,
+            # every worker's perf_counter_ns reads the parent's clock (within its ping)
+            "one_clock": all(h.clock.one_clock for h in self.handles),
             "per_level": "auto" if self.count is None else self.count,
             "clock": [
                 {"worker": h.index, "offset_ns": h.clock.offset_ns, "rtt_ns": h.clock.rtt_ns,
@@ -208,18 +210,20 @@ class ProcessPool(WorkerSweep):
     def __init__(self, factory: BackendFactory, size: int, count: int | None) -> None:
         super().__init__(count, size)
         self.factory, self.size = factory, size
+        self._procs: list[_ProcessHandle] = []
         self._readers: list[asyncio.Task[None]] = []
 
     async def __aenter__(self) -> ProcessPool:
         try:
             for index in range(self.size):
-                self.handles.append(await self._spawn(index))
-            for handle in self.handles:
-                handle.clock = await _ping(handle)  # type: ignore[arg-type]
+                self._procs.append(await self._spawn(index))
+                self.handles.append(self._procs[-1])
+            for handle in self._procs:
+                handle.clock = await _ping(handle)
         except BaseException:
             await self._close()
             raise
-        self._readers = [asyncio.create_task(self._read(h)) for h in self.handles]  # type: ignore[arg-type]
+        self._readers = [asyncio.create_task(self._read(h)) for h in self._procs]
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
@@ -268,9 +272,9 @@ class ProcessPool(WorkerSweep):
                 await asyncio.wait_for(asyncio.shield(task), 10)
             except TimeoutError:
                 task.cancel()
-        for handle in self.handles:
-            await _reap(handle.proc)  # type: ignore[attr-defined]
-            handle.writer.close()  # type: ignore[attr-defined]
+        for handle in self._procs:
+            await _reap(handle.proc)
+            handle.writer.close()
 
 
 async def _reap(proc: subprocess.Popen[bytes]) -> None:
