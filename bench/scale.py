@@ -5,8 +5,8 @@ Part 1 (`--workers 1,2,4`): the simulator's deterministic profile (TTFT 50 ms, I
 load-independent) in its own process; `servecap run` closed loop at `--concurrency`
 (default 512) streams of `--tokens` (32) tokens, `--rounds` each, with each worker count.
 Per count: requests/s, streams held (served concurrency: the load the server saw), TTFT
-mean against the schedule's 50 ms (`--time-scale 0.1`: a lighter simulator, 500 ms), the workers' worst loop lag and CPU, and which workers
-flagged themselves client-bound.
+mean against the schedule's 50 ms (`--time-scale 0.1`: a lighter simulator, 500 ms), the
+workers' worst loop lag and CPU, and which workers flagged themselves client-bound.
 
 Part 2 (`--streams 10000`): the same profile 100 times slower (`--time-scale 0.01`: TTFT
 5 s, one token a second), one closed level of `--streams` streams of `--long-tokens` (10)
