@@ -6,7 +6,9 @@ load-independent) in its own process; `servecap run` closed loop at `--concurren
 (default 512) streams of `--tokens` (32) tokens, `--rounds` each, with each worker count.
 Per count: requests/s, streams held (served concurrency: the load the server saw), TTFT
 mean against the schedule's 50 ms (`--time-scale 0.1`: a lighter simulator, 500 ms), the
-workers' worst loop lag and CPU, and which workers flagged themselves client-bound.
+simulator's own mean first-token lateness (its /metrics: the part of TTFT above the
+schedule that is the server's, not the client's), the workers' worst loop lag and CPU, and
+which workers flagged themselves client-bound.
 
 Part 2 (`--streams 10000`): the same profile 100 times slower (`--time-scale 0.01`: TTFT
 5 s, one token a second), one closed level of `--streams` streams of `--long-tokens` (10)
@@ -97,12 +99,23 @@ class PeakRss:
             self.peak = max(self.peak, rss_bytes(client_pids()))
 
 
-def server_successes(base_url: str) -> float:
+def sim_counter(base_url: str, name: str) -> float:
+    """One counter from the simulator's own /metrics."""
     text = urllib.request.urlopen(base_url.removesuffix("/v1") + "/metrics", timeout=5).read()
     for line in text.decode().splitlines():
-        if line.startswith("vllm:request_success_total"):
+        if line.startswith(name + "_total"):
             return float(line.split()[-1])
-    raise RuntimeError("no vllm:request_success_total in /metrics")
+    raise RuntimeError(f"no {name}_total in /metrics")
+
+
+def server_successes(base_url: str) -> float:
+    return sim_counter(base_url, "vllm:request_success")
+
+
+def server_first_token_late_ms(base_url: str) -> tuple[float, float]:
+    """(sum of s, count) of the simulator's first-token writes after their target."""
+    return (sim_counter(base_url, "sim:first_token_lateness_seconds"),
+            sim_counter(base_url, "sim:first_token_lateness_chunks"))
 
 
 def run(base_url: str, out: Path, workers: int | None, c: int, rounds: int, tokens: int,
@@ -130,16 +143,20 @@ def part_scale(args: argparse.Namespace, out: Path) -> None:
     ttft, itl = 50 / args.time_scale, 10 / args.time_scale
     print(f"== workers: closed loop c={args.concurrency}, {args.tokens} tokens, "
           f"{args.rounds} rounds, deterministic profile (TTFT {ttft:g} ms, ITL {itl:g} ms)")
-    print("workers  req/s  streams_held  ttft_mean_ms  lag_p99_max_ms  cpu_max_pct  "
-          "client_bound_workers  wall_s")
+    print("workers  req/s  streams_held  ttft_mean_ms  sim_late_ms  lag_p99_max_ms  "
+          "cpu_max_pct  client_bound_workers  wall_s")
     with start_server_process("deterministic", time_scale=args.time_scale) as sim:
         for n in args.workers:
+            late0, count0 = server_first_token_late_ms(sim.base_url)
             outcome = run(sim.base_url, out, n, args.concurrency, args.rounds, args.tokens)
+            late1, count1 = server_first_token_late_ms(sim.base_url)
+            # the simulator's own lateness: TTFT above the schedule that is the server's
+            sim_late = 1000 * (late1 - late0) / max(count1 - count0, 1)
             lv = outcome.levels[0]
             bound = lv.workers_client_bound if lv.workers else (
                 ["the one process"] if lv.client_bound else [])
             print(f"{n:>7}  {lv.rps:5.0f}  {lv.served_concurrency:12.0f}  "
-                  f"{lv.ttft_mean_ms:12.1f}  {lv.loop_lag_p99_ms or 0:14.1f}  "
+                  f"{lv.ttft_mean_ms:12.1f}  {sim_late:11.1f}  {lv.loop_lag_p99_ms or 0:14.1f}  "
                   f"{lv.client_cpu_pct or 0:11.0f}  {bound!s:>20}  {lv.wall_s:6.1f}")
 
 
