@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from servecap import __version__
+from servecap.api.adaptive import SummaryCapture
+from servecap.api.find_cmax import CmaxPlan
 from servecap.api.loop import loop_factory
 from servecap.api.observers import level_observers
 from servecap.api.preflight import (
@@ -111,7 +113,11 @@ async def run_benchmark_async(
     before it (`servecap verify --search`); `config.load` still says what the run is."""
     secrets = secrets or Secrets.from_env(config.client.api_key_env)
     config, secrets = split_url_credentials(config, secrets)
-    state = _Run(config, progress or NullProgress(), secrets, plan)
+    progress = progress or NullProgress()
+    if plan is None and config.find_cmax is not None:  # the grid, then C_max bisected
+        progress = capture = SummaryCapture(progress)
+        plan = CmaxPlan.for_config(config, capture)
+    state = _Run(config, progress, secrets, plan)
     out_dir = Path(config.out_dir)
     check_output_dir(out_dir)
     pool = state.plan.max_in_flight()

@@ -14,18 +14,17 @@ that run holds the outcome, which `plan` and the report show beside the predicti
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from servecap.api.adaptive import SummaryCapture
 from servecap.api.progress import NullProgress, ProgressSink
 from servecap.api.run import RunOutcome, Secrets, run_benchmark
 from servecap.core.config import SLO, RunConfig
 from servecap.core.errors import UserInputError
-from servecap.core.level_key import LevelKey
 from servecap.core.load_spec import SessionsLevel, SessionsLoad
-from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
 from servecap.stats.capacity import plan_levels
 from servecap.stats.level_verdicts import level_verdicts
@@ -82,34 +81,13 @@ def _check(level: LevelSummary, options: VerifyOptions) -> LevelCheck:
 
 
 @dataclass
-class _Capture:
-    """A progress sink that keeps each level's summary for the adaptive plan, and forwards."""
-
-    inner: ProgressSink
-    summaries: list[LevelSummary] = field(default_factory=list)
-
-    def started(self, total_requests: int, run_dir: str, model: str) -> None:
-        self.inner.started(total_requests, run_dir, model)
-
-    def level_started(self, level: LevelKey, n_requests: int) -> None:
-        self.inner.level_started(level, n_requests)
-
-    def request_done(self, record: RequestRecord) -> None:
-        self.inner.request_done(record)
-
-    def level_done(self, summary: LevelSummary) -> None:
-        self.summaries.append(summary)
-        self.inner.level_done(summary)
-
-
-@dataclass
 class _UsersPlan:
     """Levels of users decided one at a time: the predicted N, then the search's probes."""
 
     load: SessionsLoad
     predicted: int
     options: VerifyOptions
-    capture: _Capture
+    capture: SummaryCapture
     search: BoundarySearch | None = None
 
     def max_in_flight(self) -> int:
@@ -143,6 +121,7 @@ class _UsersPlan:
 def _config(run: Run, load: SessionsLoad, out_dir: str) -> RunConfig:
     stored = dict(run.info.config)
     stored.pop("load", None)
+    stored.pop("find_cmax", None)  # the users levels are verify's own plan
     if stored.get("endpoint") not in (None, "chat"):
         raise UserInputError(f"{run.path}: verify sends multi-turn chat; the sweep used "
                              f"--endpoint {stored.get('endpoint')}")
@@ -172,7 +151,7 @@ def verify(
     load = SessionsLoad(users=[predicted], think=str(think), turns=str(turns), ramp_s=ramp,
                         duration_s=options.duration_s, seed=int(run.info.config.get("seed", 0)))
     config = _config(run, load, options.out_dir or str(run.path.parent))
-    capture = _Capture(progress or NullProgress())
+    capture = SummaryCapture(progress or NullProgress())
     search = users_search(predicted, tolerance=options.tolerance, budget=options.budget,
                           maximum=predicted * 4) if options.search else None
     plan = _UsersPlan(load, predicted, options, capture, search)
@@ -184,7 +163,7 @@ def verify(
 
 def _verification(
     run: Run, options: VerifyOptions, slo: SLO, predicted: tuple[int, float, int],
-    capture: _Capture, search: BoundarySearch | None,
+    capture: SummaryCapture, search: BoundarySearch | None,
 ) -> Verification:
     c_max, latency, users = predicted
     if not capture.summaries:

@@ -16,8 +16,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from servecap.api.find_cmax import refinement_line
 from servecap.api.loop import loop_factory
 from servecap.api.run import RunOutcome, run_benchmark_async
+from servecap.cli import run_flags_cmax as cf
 from servecap.cli import run_flags_open as op
 from servecap.cli import run_flags_sessions as sf
 from servecap.cli import run_flags_workers as wk
@@ -171,6 +173,7 @@ def build_config(**kw: Any) -> RunConfig:
             server_metrics=kw.get("server_metrics", RUN.server_metrics),
             metrics_hz=kw.get("metrics_hz", RUN.metrics_hz),
             workers=kw.get("workers"), ray_address=kw.get("ray_address"),
+            find_cmax=kw.get("find_cmax"),
         )
     except ValidationError as exc:
         raise user_input_error(exc, RUN_FLAGS) from exc
@@ -273,6 +276,11 @@ def run(
     ] = RUN.metrics_hz,
     workers: wk.WorkersOption = "auto",
     ray: wk.RayOption = None,
+    find_cmax: cf.FindCmaxOption = False,
+    budget: cf.BudgetOption = None,
+    ttft_slo_ms: cf.CmaxTtftOption = cf.SLO_DEFAULTS.ttft_ms,
+    tps_slo: cf.CmaxTpsOption = cf.SLO_DEFAULTS.tps,
+    stat: cf.CmaxStatOption = cf.STAT_DEFAULT,
 ) -> None:
     """Sweep a server and save the run: concurrency, --rate, --users or --trace levels.
 
@@ -308,6 +316,9 @@ def run(
         concurrency is not None, seed,
     )
     replay = workload.pop("load", None)
+    other = next((flag for flag, given in (("--users", users), ("--rate", rate),
+                                           ("--trace", trace)) if given is not None), None)
+    search = cf.find_cmax(find_cmax, budget, (ttft_slo_ms, tps_slo, stat), other)
     load = open_plan if open_plan is not None else sessions if sessions is not None else replay
     if concurrency is None:
         concurrency = DEFAULT_CONCURRENCY
@@ -320,12 +331,17 @@ def run(
         headers=headers, extra_body=parse_extra_body(extra_body), insecure=insecure,
         ca_bundle=ca_bundle, notes=notes, server_metrics=server_metrics, metrics_hz=metrics_hz,
         **wk.config_fields(workers, ray),
+        find_cmax=search,
     )
     wf.check_source(config)
     console = Console(stderr=True)
     outcome = execute(config, Secrets.from_env(api_key_env, headers), console)
     title = f"{outcome.info.name} ({outcome.info.status})"
-    print_table(Console(), levels_table(title, outcome.levels))
+    levels = sorted(outcome.levels, key=lambda lv: lv.key)  # refined levels among the grid's
+    print_table(Console(), levels_table(title, levels))
+    refined = refinement_line(config, outcome.levels)
+    if refined:
+        print(refined)
     reason = outcome.info.server_metrics.get("reason")
     if reason:
         print(reason)

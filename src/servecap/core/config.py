@@ -119,6 +119,8 @@ class RunConfig(BaseModel):
     # one core keeps up) and a Ray cluster to run them on (`--ray`); absent when unset.
     workers: int | None = Field(default=None, ge=1, le=1024)
     ray_address: str | None = None
+    # `--find-cmax`: after the closed grid, bisect C_max on the integers (absent when off)
+    find_cmax: FindCmax | None = None
 
     @field_validator("server_metrics")
     @classmethod
@@ -148,6 +150,9 @@ class RunConfig(BaseModel):
         """The config as written to disk: credentials stripped from the URL."""
         optional = ("load", "workload", "workers", "ray_address")
         unset = {name for name in optional if getattr(self, name) is None}
+        unset = {
+            name for name in ("load", "workload", "find_cmax") if getattr(self, name) is None
+        }
         data = self.model_dump(mode="json", exclude=unset or None)
         client = data["client"]
         assert isinstance(client, dict)
@@ -164,3 +169,12 @@ class SLO(BaseModel):
     tps: float = Field(default=15.0, ge=0)
     statistic: Statistic = "p90"
     think_time_s: float = Field(default=45.0, ge=0)
+
+
+class FindCmax(BaseModel):
+    """`servecap run --find-cmax`: the SLOs C_max is judged by and the extra levels allowed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    slo: SLO = Field(default_factory=lambda: SLO())
+    budget: int = Field(default=8, ge=1, le=64)

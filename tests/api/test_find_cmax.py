@@ -1,0 +1,132 @@
+"""`servecap run --find-cmax`: the bisection plan over fake levels (which levels it adds, in
+what order, and the C_max they give), bad flags exit 2 before any load, and on a simulator
+profile the refined C_max lies between grid levels with the added levels in the run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from servecap.api.adaptive import SummaryCapture
+from servecap.api.find_cmax import CmaxPlan, grid_bracket, refined_levels, refinement_line
+from servecap.api.plan import plan_capacity
+from servecap.api.progress import NullProgress
+from servecap.cli.main import app
+from servecap.core.config import SLO, FindCmax, RunConfig
+from servecap.core.summary import LevelSummary
+from servecap.stats.capacity import plan_levels
+from servecap.storage.runs import load_run
+from tests.api.test_verify import simulator
+
+SLO_P90 = FindCmax(slo=SLO(ttft_ms=100, tps=10, statistic="p90"), budget=8)
+
+
+def level(c: int, ok: bool) -> LevelSummary:
+    return LevelSummary(concurrency=c, ttft_p90_ms=50 if ok else 500, tps_p90=20,
+                        latency_mean_s=1.0, n_ok=10 * c)
+
+
+def drive(config: RunConfig, passes: Callable[[int], bool]) -> tuple[list[int], CmaxPlan]:
+    """Run the plan as the sweep does: each level is summarised before the next is asked."""
+    capture = SummaryCapture(NullProgress())
+    plan = CmaxPlan.for_config(config, capture)
+    measured = []
+    for spec in plan.levels():
+        measured.append(spec.concurrency)
+        assert spec.n_requests == spec.concurrency * config.rounds
+        capture.level_done(level(spec.concurrency, passes(spec.concurrency)))
+    return measured, plan
+
+
+def test_bisects_between_the_last_passing_and_first_failing_level():
+    config = RunConfig(concurrency=[1, 2, 4, 8, 16, 32, 64], rounds=3, find_cmax=SLO_P90)
+    measured, plan = drive(config, lambda c: c <= 45)
+    assert measured == [1, 2, 4, 8, 16, 32, 64, 48, 40, 44, 46, 45]
+    result = plan.result()
+    assert result is not None and result.status.value == "converged"
+    levels = plan.capture.summaries
+    assert plan_levels(levels, SLO_P90.slo).c_max == 45
+    assert refined_levels(config, levels) == [48, 40, 44, 46, 45]
+    line = refinement_line(config, levels)
+    assert line is not None and "C_max 45" in line and "first miss c=46" in line
+
+
+def test_the_budget_caps_the_added_levels_and_c_max_stays_a_measured_pass():
+    config = RunConfig(concurrency=[16, 32, 64], rounds=1,
+                       find_cmax=SLO_P90.model_copy(update={"budget": 2}))
+    measured, plan = drive(config, lambda c: c <= 45)
+    assert measured == [16, 32, 64, 48, 40]
+    assert plan_levels(plan.capture.summaries, SLO_P90.slo).c_max == 40
+    assert plan.result().status.value == "budget_spent"
+
+
+@pytest.mark.parametrize(
+    ("passes", "grid_bracket_found", "added"),
+    [
+        (lambda c: True, None, []),  # every level passed: C_max is a lower bound
+        (lambda c: c <= 4, (4, 8), [6, 5]),  # 4 passes, 8 fails: 6 fails, 5 fails
+        (lambda c: False, (0, 4), [2, 1]),  # even the first level failed: below it
+    ],
+)
+def test_brackets_from_the_grid(passes, grid_bracket_found, added):
+    config = RunConfig(concurrency=[4, 8, 16], rounds=1, find_cmax=SLO_P90)
+    measured, plan = drive(config, passes)
+    assert grid_bracket(plan.capture.summaries[:3], SLO_P90) == grid_bracket_found
+    assert measured[3:] == added
+
+
+def test_a_stopped_level_stops_the_search():
+    config = RunConfig(concurrency=[4, 8], rounds=1, find_cmax=SLO_P90)
+    plan = CmaxPlan.for_config(config, SummaryCapture(NullProgress()))
+    levels = plan.levels()
+    assert next(levels).concurrency == 4
+    assert next(levels, None) is None  # the level recorded nothing: no summary came
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--find-cmax", "--users", "10"], "drop --users"),
+        (["--find-cmax", "--rate", "2"], "drop --rate"),
+        (["--budget", "3"], "needs --find-cmax"),
+        (["--find-cmax", "--budget", "0"], "--budget"),
+        (["--find-cmax", "--ttft-slo-ms", "-5"], "--ttft-slo-ms"),
+    ],
+)
+def test_bad_find_cmax_flags_exit_2_before_any_load(args, message):
+    # port 9 (discard) on loopback: nothing listens, so any load attempt would say so
+    result = CliRunner().invoke(app, ["run", "--base-url", "http://127.0.0.1:9/v1", *args])
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert "cannot reach" not in result.output and "refused" not in result.output
+
+
+@pytest.mark.slow
+def test_find_cmax_on_the_simulator_lands_between_grid_levels(tmp_path: Path):
+    # vllm-direct at x10: mean TTFT rises from ~85-115 ms at c=32 to ~205-240 ms at c=64
+    # (measured on a loaded 2-core machine), so a 170 ms mean objective has its boundary
+    # between the two grid levels.
+    with simulator("vllm-direct", 10.0, tmp_path / "sim.log") as base_url:
+        result = CliRunner().invoke(app, [
+            "run", "--base-url", base_url, "--concurrency", "16,32,64", "--rounds", "3",
+            "--warmup", "1", "--name", "cm",
+            "--out", str(tmp_path), "--server-metrics", "off", "--find-cmax", "--budget", "3",
+            "--stat", "mean", "--ttft-slo-ms", "170", "--tps-slo", "1",
+        ])
+    assert result.exit_code == 0, result.output
+    assert "--find-cmax: added c=48" in result.output
+    (run_dir,) = tmp_path.glob("cm-*")
+    run = load_run(run_dir)
+    keys = sorted(int(lv.key.value) for lv in run.levels)
+    added = [c for c in keys if c not in (16, 32, 64)]
+    assert 1 <= len(added) <= 3 and all(32 < c < 64 for c in added)
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["config"]["find_cmax"]["budget"] == 3
+    assert set(info["client_health"]) == {str(c) for c in keys}
+    plan = plan_capacity([run_dir], SLO(ttft_ms=170, tps=1, statistic="mean"))
+    (capacity,) = plan.runs
+    assert capacity.c_max is not None and 32 < capacity.c_max < 64, capacity
+    assert capacity.c_max in added
