@@ -17,8 +17,8 @@ def test_the_demo_case_explains_more_streams_but_fewer_users():
     ]
     first, why = headline(rows, SLO())
     assert first == (
-        "Deploy vllm-direct: it holds 297 users (C_max 16) at P90 TTFT <= 1 s and TPS >= 15 "
-        "with 45 s think time; runner-up vllm-spec, 266."
+        "Deploy vllm-direct: it holds 297 predicted users (C_max 16) at P90 TTFT <= 1 s and "
+        "TPS >= 15 with 45 s think time; runner-up vllm-spec, 266 predicted."
     )
     assert why.startswith(
         "vllm-spec holds more streams within the SLO (C_max 32 against 16) but fewer users "
@@ -32,17 +32,27 @@ def test_seed_headlines_on_both_statistics(tmp_path):
     rows = [Held(r.name, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound)
             for r in p90.runs]
     assert headline(rows, SLO()) == [
-        "Deploy vllm-direct: it holds 427 users (C_max 32) at P90 TTFT <= 1 s and TPS >= 15 "
-        "with 45 s think time; runner-up vllm-spec, 266."
+        "Deploy vllm-direct: it holds 427 predicted users (C_max 32) at P90 TTFT <= 1 s and "
+        "TPS >= 15 with 45 s think time; runner-up vllm-spec, 266 predicted."
     ]
     mean = plan_capacity([tmp_path], SLO(statistic="mean"))
     rows = [Held(r.name, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound)
             for r in mean.runs]
     assert headline(rows, SLO(statistic="mean")) == [
-        "Deploy sglang-direct: it holds >= 717 users (C_max >= 64) at mean TTFT <= 1 s and "
-        "TPS >= 15 with 45 s think time; runner-up vllm-direct, >= 682.",
+        "Deploy sglang-direct: it holds >= 717 predicted users (C_max >= 64) at mean TTFT "
+        "<= 1 s and TPS >= 15 with 45 s think time; runner-up vllm-direct, >= 682 predicted.",
         "sglang-direct, vllm-direct: C_max >= 64: every tested level passed; test higher.",
     ]
+
+
+def test_a_verified_count_is_named_beside_the_predicted_one():
+    rows = [Held("a", 32, 361, 0.4, verified=90), Held("b", 16, 200, 0.3)]
+    assert headline(rows, SLO())[0] == (
+        "Deploy a: it holds 361 predicted users (C_max 32; verified 90 users (measured)) at "
+        "P90 TTFT <= 1 s and TPS >= 15 with 45 s think time; runner-up b, 200 predicted."
+    )
+    none = headline([Held("a", 32, 361, 0.4, verified=0)], SLO())[0]
+    assert "361 predicted users (C_max 32; verified: none of the user counts tried passed)" in none
 
 
 def test_no_deployment_meets_the_slo():

@@ -21,6 +21,9 @@ class Held:
     users: int | None
     latency_mean_s: float | None
     lower_bound: bool = False  # every tested level passed: C_max and users may be higher
+    # users a `servecap verify` run measured under the same SLO (0: none of the N it tried
+    # passed); None: not verified, so `users` is a prediction only
+    verified: int | None = None
 
 
 def c_max_text(c_max: int | None, lower_bound: bool) -> str:
@@ -81,13 +84,23 @@ def headline(rows: Sequence[Held], slo: SLO) -> list[str]:
     return lines
 
 
+def verified_text(held: Held) -> str:
+    """`; verified 90 users (measured)`, or nothing for a deployment nobody verified."""
+    if held.verified is None:
+        return ""
+    if held.verified == 0:
+        return "; verified: none of the user counts tried passed"
+    return f"; verified {held.verified} users (measured)"
+
+
 def _decision(best: Held, second: Held | None, slo: SLO) -> str:
+    # "predicted": Little's law on C_max; a verify run's measured count is named beside it
     text = (
-        f"Deploy {best.name}: it holds {users_text(best)} users "
-        f"({c_max_text(best.c_max, best.lower_bound)}) at {slo_text(slo)}"
+        f"Deploy {best.name}: it holds {users_text(best)} predicted users "
+        f"({c_max_text(best.c_max, best.lower_bound)}{verified_text(best)}) at {slo_text(slo)}"
     )
     if second is not None:
-        text += f"; runner-up {second.name}, {users_text(second)}"
+        text += f"; runner-up {second.name}, {users_text(second)} predicted"
     return text + "."
 
 

@@ -12,7 +12,7 @@ from servecap.core.config import SLO
 from servecap.core.level_key import LevelKey
 from servecap.stats.capacity import CapacityPlan, plan_levels
 from servecap.storage.runs import Run, load_runs, run_goodput, status_text
-from servecap.storage.verification import load_verification
+from servecap.storage.verification import load_verification, verification_for
 
 # Keys only a run of a kind with rates has; a closed run's JSON keeps its documented keys.
 RATE_KEYS = ("rate_max", "top_level")
@@ -45,8 +45,9 @@ class RunCapacity(BaseModel):
     binding: list[str] = Field(default_factory=list)
     verdict_at_c_max: str | None = None
     verdict_above: str | None = None
-    # A `servecap verify` run (`verification.json`): the users the sweep predicted (Little's
-    # law) and the users this run verified (None: no N passed), labelled as such.
+    # Predicted (Little's law on C_max) beside verified users (measured N users): on a verify
+    # run (`verification.json`) its own outcome; on a sweep, the newest verify run made from
+    # it under the same SLO (`verification.verify_run` names it), else verified is None.
     predicted_users: int | None = None
     verified_users: int | None = None
     verification: dict[str, Any] | None = None
@@ -86,14 +87,27 @@ def _levels(run: Run, plan: CapacityPlan, slo: SLO) -> list[dict[str, Any]]:
     ]
 
 
-def _verified(run: Run) -> dict[str, Any]:
+def _verified(
+    run: Run, slo: SLO, users: int | None, elsewhere: Sequence[Path]
+) -> dict[str, Any]:
+    """Predicted beside verified users: a verify run's own outcome, or for a sweep the
+    newest verify run made from it under the same SLO (beside it or among `elsewhere`);
+    a sweep nobody verified says its users are predicted only."""
     result = load_verification(run.path)
-    if result is None:
-        return {}
+    if result is not None:
+        return {
+            "predicted_users": result.predicted_users,
+            "verified_users": result.verified_users,
+            "verification": {**result.model_dump(mode="json"), "verify_run": str(run.path)},
+        }
+    found = verification_for(run.path, slo, elsewhere)
+    if found is None:
+        return {"predicted_users": users}
+    directory, result = found
     return {
-        "predicted_users": result.predicted_users,
+        "predicted_users": users,
         "verified_users": result.verified_users,
-        "verification": result.model_dump(mode="json"),
+        "verification": {**result.model_dump(mode="json"), "verify_run": str(directory)},
     }
 
 
@@ -106,8 +120,11 @@ def goodput_fields(run: Run, slo: SLO) -> dict[LevelKey, dict[str, float | None]
     }
 
 
-def run_capacity(run: Run, slo: SLO, include_partial: bool = False) -> RunCapacity:
-    """One run's plan in the documented JSON shape."""
+def run_capacity(
+    run: Run, slo: SLO, include_partial: bool = False, elsewhere: Sequence[Path] = ()
+) -> RunCapacity:
+    """One run's plan in the documented JSON shape (`elsewhere`: other run directories
+    where a verify run of this one may be)."""
     plan = plan_run(run, slo, include_partial)
     return RunCapacity(
         name=run.name,
@@ -116,7 +133,7 @@ def run_capacity(run: Run, slo: SLO, include_partial: bool = False) -> RunCapaci
         **plan.boundary(),
         rate_max=plan.rate_max,
         top_level=str(plan.top) if plan.top is not None and plan.top.kind == "open" else None,
-        **_verified(run),
+        **_verified(run, slo, plan.users, elsewhere),
     )
 
 
@@ -126,7 +143,8 @@ def plan_runs(
     """Capacity of each run; levels in the documented JSON shape. Partial levels count for
     C_max only with `include_partial`."""
     return CapacityReport(
-        slo=slo, runs=[run_capacity(run, slo, include_partial) for run in runs]
+        slo=slo,
+        runs=[run_capacity(run, slo, include_partial, [r.path for r in runs]) for run in runs],
     )
 
 

@@ -53,6 +53,7 @@ RUN_FLAGS = {
     "load": "--concurrency/--rounds/--trace",
     "server_metrics": "--server-metrics", "metrics_hz": "--metrics-hz",
     "workers": "--workers", "ray_address": "--ray",
+    "find_cmax": "--find-cmax/--budget",
     "client.base_url": "--base-url", "client.api_key_env": "--api-key-env",
     "client.header_names": "--header", "client.insecure": "--insecure",
     "client.ca_bundle": "--ca-bundle", "client.timeout_s": "--timeout",

@@ -161,11 +161,11 @@ def capacity_table(run: RunCapacity, statistic: str) -> TextTable:
     top = f"top rate {run.top_level}" if run.top_level else c_max_text(
         run.c_max, run.c_max_lower_bound
     )
-    title = f"{run.name}{status}: {top}, users {users} (SLOs on {statistic})" + _bracket(run)
-    if run.verification is not None:
-        verified = fmt_number(run.verified_users) if run.verified_users else "none"
+    title = (f"{run.name}{status}: {top}, users {users} predicted, {_verified_text(run)} "
+             f"(SLOs on {statistic})" + _bracket(run))
+    if run.verification is not None and run.c_max is None and not run.top_level:
         title = (f"{run.name}{status}: predicted users {fmt_number(run.predicted_users)} "
-                 f"(Little's law), verified users {verified} (measured; SLOs on "
+                 f"(Little's law), {_verified_text(run)} (SLOs on "
                  f"{run.verification.get('statistic')})")
     keys = [LevelKey.coerce(lv.get("level") or lv.get("concurrency")) for lv in run.levels]
     rated = any("goodput_rps" in lv for lv in run.levels)
@@ -185,6 +185,15 @@ def capacity_table(run: RunCapacity, statistic: str) -> TextTable:
     return TextTable(title, header, rows, keep=5, footer=footer)
 
 
+def _verified_text(run: RunCapacity) -> str:
+    """`verified 90 (measured)`, `none verified` or `not verified` (no verify run)."""
+    if run.verification is None:
+        return "not verified"
+    if not run.verified_users:
+        return "verified none (no N passed)"
+    return f"verified {fmt_number(run.verified_users)} (measured)"
+
+
 def _goodput_cells(level: dict[str, Any]) -> list[str]:
     """An open-loop level's goodput and the share of its requests that met both SLOs."""
     share = level.get("slo_attainment")
@@ -194,7 +203,9 @@ def _goodput_cells(level: dict[str, Any]) -> list[str]:
 def headline_lines(report: CapacityReport) -> list[str]:
     """The decision sentence(s) for the plan's runs (`analysis.headline`)."""
     held = [
-        Held(r.name, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound) for r in report.runs
+        Held(r.name, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound,
+             verified=(r.verified_users or 0) if r.verification is not None else None)
+        for r in report.runs
     ]
     return headline(held, report.slo)
 

@@ -26,6 +26,7 @@ from servecap.report.charts_spec import CHARTS
 from servecap.report.deployment import deployment_table
 from servecap.report.model import ReportModel, ReportOptions, RunMeta
 from servecap.report.timeline import build_timeline
+from servecap.report.verified import verified_users
 from servecap.storage.runs import Run, run_goodput, status_text
 
 SUMMARY_KINDS = (
@@ -127,17 +128,22 @@ def build_model(runs: list[Run], options: ReportOptions | None = None) -> Report
         summary=summary_findings(analysis.findings),
         charts=list(CHARTS) + (list(RATE_CHARTS) if has_rate_levels(metas) else []),
         goodput=_goodput(runs, metas, options),
-        headline=headlines(analysis.slo, options.slo),
+        headline=headlines(analysis.slo, options.slo, verified_users(metas, options.slo)),
     )
 
 
-def headlines(slo: SloAnalysis, judged: SLO) -> dict[str, list[str]]:
-    """The decision on the report's statistic first, then on the other one."""
+def headlines(
+    slo: SloAnalysis, judged: SLO, verified: Callable[[str, str], int | None] | None = None
+) -> dict[str, list[str]]:
+    """The decision on the report's statistic first, then on the other one; `verified`
+    gives a config's verified users on a statistic (None: not verified)."""
     order = sorted(slo.capacity, key=lambda stat: stat != judged.statistic)
+    count = verified or (lambda config, stat: None)
     return {
         stat: headline(
             [
-                Held(r.config, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound)
+                Held(r.config, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound,
+                     verified=count(r.config, stat))
                 for r in slo.capacity[stat]
             ],
             judged.model_copy(update={"statistic": stat}),

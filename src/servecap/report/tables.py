@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from servecap.report.model import ReportModel, RunMeta
+from servecap.report.verified import verified_users
 from servecap.storage.safe_files import neutralise_cell, safe_name
 
 # After the level's own column (its kind's quantity: `concurrency` for a closed loop).
@@ -98,6 +99,7 @@ def _slo_table(model: ReportModel, out: Path) -> Path:
 
 def _capacity_table(model: ReportModel, out: Path) -> Path:
     slo = model.analysis.slo
+    verified = verified_users(model.runs, model.options.slo)
     rows = [
         [
             r.statistic,
@@ -109,6 +111,7 @@ def _capacity_table(model: ReportModel, out: Path) -> Path:
             slo.slo.tps,
             slo.slo.think_time_s,
             r.c_max_lower_bound,
+            verified(r.config, r.statistic),
         ]
         for rows in slo.capacity.values()
         for r in rows
@@ -123,6 +126,7 @@ def _capacity_table(model: ReportModel, out: Path) -> Path:
         "tps_slo",
         "think_time_s",
         "c_max_lower_bound",  # every tested level passed: test higher
+        "verified_users",  # measured by a verify run (empty: not verified; 0: none passed)
     ]
     return write_csv(out / "capacity.csv", header, rows)
 

@@ -8,13 +8,11 @@ show "n/a" and their point verdict.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from servecap.analysis.slo import SloCell
 from servecap.core.numbers import fmt_number
 from servecap.report.model import ReportModel
+from servecap.report.verified import verify_runs
 from servecap.report.views import Table
-from servecap.storage.verification import load_verification
 
 
 def _label(stat: str) -> str:
@@ -86,17 +84,17 @@ def _pct(value: float | None) -> str:
 
 
 def verification_table(model: ReportModel) -> Table | None:
-    """Predicted users (Little's law on the sweep) beside the users a verify run measured."""
+    """Predicted users (Little's law on the sweep) beside the users a verify run measured:
+    every verify run of a reported sweep (beside it or reported) and every reported one."""
     rows = []
-    for run in model.runs:
-        result = load_verification(Path(run.path))
-        if result is None:
-            continue
-        at = result.at_predicted
+    for found in verify_runs(model.runs):
+        result, at = found.result, found.result.at_predicted
         rows.append([
-            run.name, f"{result.predicted_users} (predicted)",
+            found.config, found.directory.name, f"{result.predicted_users} (predicted)",
             f"{result.verified_users} (verified)" if result.verified_users else "none verified",
-            _pct(result.prediction_error), result.statistic, at.verdict,
+            _pct(result.prediction_error),
+            f"{_label(result.statistic)} TTFT <= {result.slo.ttft_ms:g} ms, TPS >= "
+            f"{result.slo.tps:g}, think {result.think}", at.verdict,
             f"{fmt_number(at.mean_concurrency, 2)} vs C_max {result.c_max}",
             f"{fmt_number(at.law_concurrency, 2)} ({_pct(at.law_error)})",
             result.search_message or "no search",
@@ -105,8 +103,8 @@ def verification_table(model: ReportModel) -> Table | None:
         return None
     return Table(
         title="Users: predicted (Little's law on C_max) against verified (measured N users)",
-        header=["verify run", "predicted users", "verified users", "prediction error",
-                "SLO statistic", "verdict at predicted N",
+        header=["config", "verify run", "predicted users", "verified users", "prediction error",
+                "SLOs", "verdict at predicted N",
                 "mean concurrency at predicted N", "N*R/(R+Z) (law error)", "search"],
         rows=rows,
     )

@@ -8,6 +8,7 @@ from servecap.core.level_key import LevelKey, format_value
 from servecap.core.numbers import fmt_number
 from servecap.report.model import ReportModel
 from servecap.report.tables import APPENDIX_COLUMNS, appendix_header
+from servecap.report.verified import verified_cell, verified_users
 
 
 class Table(BaseModel):
@@ -112,12 +113,15 @@ def slo_table(model: ReportModel, stat: str) -> Table:
 
 
 def capacity_table(model: ReportModel, stat: str) -> Table:
+    """C_max and users per config: predicted (Little's law) beside verified (measured)."""
+    verified = verified_users(model.runs, model.options.slo)
     rows = [
         [
             r.config,
             (">= " if r.c_max_lower_bound else "") + _f(r.c_max) if r.c_max else "none",
             _f(r.latency_mean_s, 2),
             (">= " if r.c_max_lower_bound else "") + _f(r.users or 0),
+            verified_cell(verified(r.config, stat)),
         ]
         for r in model.analysis.slo.capacity[stat]
     ]
@@ -126,7 +130,8 @@ def capacity_table(model: ReportModel, stat: str) -> Table:
     label = "P90" if stat == "p90" else "mean"
     return Table(
         title=f"Capacity ({label}{note})",
-        header=["config", f"C_max ({label})", "L_mean at C_max (s)", "users (N)"],
+        header=["config", f"C_max ({label})", "L_mean at C_max (s)",
+                "users (predicted, Little's law)", "users (verified, servecap verify)"],
         rows=rows,
     )
 

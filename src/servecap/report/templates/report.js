@@ -150,8 +150,9 @@
     } else {
       var best = held[0];
       text = "With the SLOs set below: deploy " + best.name + ": it holds " + users(best) +
-        " users (C_max " + (best.bound ? ">= " : "") + best.cMax + ") at " + sloText(slo) +
-        (held.length > 1 ? "; runner-up " + held[1].name + ", " + users(held[1]) : "") + ".";
+        " predicted users (C_max " + (best.bound ? ">= " : "") + best.cMax + ") at " +
+        sloText(slo) + (held.length > 1 ? "; runner-up " + held[1].name + ", " +
+        users(held[1]) + " predicted" : "") + ".";
     }
     el.textContent = text;
   }
