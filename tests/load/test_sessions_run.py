@@ -143,3 +143,69 @@ def test_law_holds_on_the_simulator(tmp_path):
     (level,) = outcome.levels
     assert level.n_failed == 0 and level.n_ok and level.n_ok > 200
     assert level.law_error is not None and abs(level.law_error) < 0.05, level
+
+
+SHAREGPT = [
+    {"id": "a", "conversations": [
+        {"from": "system", "value": "be brief"}, {"from": "human", "value": "a1"},
+        {"from": "gpt", "value": "recorded answer"}, {"from": "human", "value": "a2"},
+        {"from": "gpt", "value": "x"}, {"from": "human", "value": "a3"}]},
+    {"id": "b", "conversations": [
+        {"from": "human", "value": "b1"}, {"from": "gpt", "value": "y"},
+        {"from": "human", "value": "b2"}]},
+]
+
+
+def sharegpt_file(tmp_path):
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in SHAREGPT))
+    return path
+
+
+def test_dataset_conversations_supply_the_user_turns(tmp_path):
+    """Each conversation's human turns, in order, with the server's answers (never the
+    recorded ones) between them; `--turns all` (the default with --dataset) sends them all."""
+    seen: list[list[dict[str, str]]] = []
+    path = sharegpt_file(tmp_path)
+    with AppThread(chat_app(seen)) as server:
+        result = CliRunner().invoke(cli_app, [
+            "run", "--base-url", server.base_url, "--users", "2", "--think-time", "fixed:0.02",
+            "--ramp-s", "0", "--duration", "1", "--dataset", str(path), "--warmup", "0",
+            "--out", str(tmp_path / "out"), "--server-metrics", "off", "--name", "ds",
+        ])
+    assert result.exit_code == 0, result.output
+    conversations = {"a1": ["a1", "a2", "a3"], "b1": ["b1", "b2"]}
+    assert seen
+    for messages in seen:
+        users = [m["content"] for m in messages if m["role"] == "user"]
+        assert users == conversations[users[0]][: len(users)]
+        assert all(m["content"].startswith("answer-")
+                   for m in messages if m["role"] == "assistant")
+    (run_dir,) = (tmp_path / "out").glob("ds-*")
+    rows = rows_of(run_dir)
+    by_conv: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for r in rows:
+        by_conv[r["user"], r["conversation"]].append(r["turn"])
+    finished = [turns for turns in by_conv.values() if max(turns) in (2, 3)]
+    assert finished and max(max(t) for t in by_conv.values()) <= 3
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["config"]["load"]["turns"] == "all"
+
+
+def test_turns_caps_a_dataset_conversation(tmp_path):
+    seen: list[list[dict[str, str]]] = []
+    path = sharegpt_file(tmp_path)
+    with AppThread(chat_app(seen)) as server:
+        result = CliRunner().invoke(cli_app, [
+            "run", "--base-url", server.base_url, "--users", "2", "--think-time", "fixed:0.02",
+            "--ramp-s", "0", "--duration", "0.6", "--dataset", str(path), "--turns", "1",
+            "--warmup", "0", "--out", str(tmp_path / "out"), "--server-metrics", "off",
+        ])
+    assert result.exit_code == 0, result.output
+    assert seen and all(len(m) == 1 and m[0]["content"] in ("a1", "b1") for m in seen)
+
+
+def test_turns_all_needs_a_dataset():
+    result = CliRunner().invoke(cli_app, ["run", "--base-url", "http://127.0.0.1:9/v1",
+                                          "--users", "2", "--turns", "all"])
+    assert result.exit_code == 2 and "needs --dataset" in result.output, result.output

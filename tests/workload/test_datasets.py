@@ -125,3 +125,26 @@ def test_json_lines_with_indent_or_trailing_data(tmp_path):
         read_dataset(jsonl(tmp_path, ['{"prompt": "a"} {"prompt": "b"}']))
     with pytest.raises(DataFormatError, match=r"d\.jsonl:1: column 4: not JSON"):
         read_dataset(jsonl(tmp_path, ["  {oops"]))  # the o, after two spaces and a brace
+
+
+def test_dataset_source_conversations_are_each_rows_user_turns(tmp_path):
+    from servecap.workload.sources import DatasetSource
+
+    path = tmp_path / "d.jsonl"
+    rows = [
+        {"conversations": [{"from": "system", "value": "s"}, {"from": "human", "value": "q1"},
+                           {"from": "gpt", "value": "r1"}, {"from": "human", "value": "q2"},
+                           {"from": "human", "value": ""}, {"from": "gpt", "value": "r2"}]},
+        {"conversations": [{"from": "human", "value": "only"}]},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    source = DatasetSource(read_dataset(path), 32)
+    assert source.conversations() == (("q1", "q2"), ("only",))
+    assert source.max_tokens == 32
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text('{"prompt": "one"}\n')
+    assert DatasetSource(read_dataset(prompts), 8).conversations() == (("one",),)
+    chats = tmp_path / "c.jsonl"
+    chats.write_text('{"messages": [{"role": "user", "content": "u"}, {"role": "assistant", '
+                     '"content": "a"}, {"role": "user", "content": "v"}]}\n')
+    assert DatasetSource(read_dataset(chats), 8).conversations() == (("u", "v"),)

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from servecap.api.workload import build_source, replay_trace
 from servecap.core.config import RunConfig
 from servecap.core.errors import UserInputError
-from servecap.core.load_spec import ReplayLoad
+from servecap.core.load_spec import ReplayLoad, SessionsLoad
 from servecap.core.workload_spec import WorkloadSpec
 from servecap.workload.lengths import parse_length_spec
+from servecap.workload.sources import DatasetSource
 from servecap.workload.tokenize import load_tokenizer
 from servecap.workload.traces import FORMATS
 
@@ -79,7 +80,11 @@ def check_source(config: RunConfig) -> None:
         if config.workload is not None and config.workload.tokenizer:
             load_tokenizer(config.workload.tokenizer)
         return
-    build_source(config)
+    source = build_source(config)
+    sessions = isinstance(config.load, SessionsLoad)
+    if sessions and isinstance(source, DatasetSource) and not source.conversations():
+        raise UserInputError(f"{config.workload.dataset if config.workload else ''}: "
+                             "no row has a user turn for --users to send")
 
 
 def _lengths(flags: WorkloadFlags) -> tuple[int, int]:

@@ -259,7 +259,7 @@ def run(
     trace_duration: wf.TraceDurationOpt = None,
     users: sf.UsersOption = None,
     think_time: sf.ThinkTimeSpecOption = sf.DEFAULTS.think,
-    turns: sf.TurnsOption = sf.DEFAULTS.turns,
+    turns: sf.TurnsOption = None,
     ramp_s: sf.RampOption = sf.DEFAULTS.ramp_s,
     duration: sf.DurationOption = None,  # one flag: sessions' and the open loop's
     rate: op.RateOption = None,
@@ -307,7 +307,7 @@ def run(
     ))
     sessions = sf.sessions_load(
         dict(users=users, think_time=think_time, turns=turns, ramp_s=ramp_s,
-             duration=None if rate is not None else duration),
+             duration=None if rate is not None else duration, dataset=dataset),
         concurrency is not None, endpoint, seed,
     )
     open_plan = op.open_load(

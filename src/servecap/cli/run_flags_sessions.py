@@ -12,7 +12,13 @@ from servecap.core.config import parse_levels
 from servecap.core.errors import UserInputError
 from servecap.core.load_spec import SessionsLoad
 from servecap.core.validation import user_input_error
-from servecap.workload.think_time import parse_think_time, parse_turns
+from servecap.workload.think_time import (
+    ALL_TURNS,
+    TurnCount,
+    parse_think_time,
+    parse_turn_cap,
+    parse_turns,
+)
 
 SESSION_FLAGS = {
     "users": "--users", "think": "--think-time", "turns": "--turns", "ramp_s": "--ramp-s",
@@ -33,7 +39,10 @@ ThinkTimeSpecOption = Annotated[
     ),
 ]
 TurnsOption = Annotated[
-    str, typer.Option(help="Sessions: user turns per conversation, N or uniform:LO:HI")
+    str | None,
+    typer.Option(help=f"Sessions: user turns per conversation, N or uniform:LO:HI (default "
+                      f"{DEFAULTS.turns}); with --dataset a cap on each conversation's own "
+                      "turns, or all (its default there)"),
 ]
 RampOption = Annotated[
     float, typer.Option(help="Sessions: seconds over which users start (their turns are warm-up)")
@@ -60,7 +69,7 @@ def sessions_load(
     if endpoint != "chat":
         raise UserInputError("--users sends multi-turn chat messages: use --endpoint chat")
     think = parse_think_time(kw["think_time"], "--think-time")
-    turns = parse_turns(kw["turns"], "--turns")
+    turns = _turns(kw["turns"], bool(kw.get("dataset")))
     users = parse_levels(kw["users"], "--users")
     duration = kw["duration"] if kw["duration"] is not None else DEFAULTS.duration_s
     try:
@@ -70,3 +79,16 @@ def sessions_load(
         )
     except ValidationError as exc:
         raise user_input_error(exc, SESSION_FLAGS) from exc
+
+
+def _turns(text: str | None, dataset: bool) -> str | TurnCount:
+    """The turn spec: with a dataset `all` (each conversation's own turns) unless capped."""
+    if text is None:
+        return ALL_TURNS if dataset else DEFAULTS.turns
+    if not dataset:
+        if text.strip().lower() == ALL_TURNS:
+            raise UserInputError("--turns all takes each dataset conversation's own turns: "
+                                 "it needs --dataset")
+        return parse_turns(text, "--turns")
+    cap = parse_turn_cap(text, "--turns")
+    return ALL_TURNS if cap is None else cap

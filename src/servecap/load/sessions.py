@@ -8,7 +8,10 @@ the ramp ends are the level's warm-up: recorded and marked `warmup`, left out of
 level's statistics, so the level measures `duration_s` of the users' steady state. No user
 starts a turn after the duration ends; turns in flight then finish and are recorded.
 
-Synthetic turns take their texts and `max_tokens` from the run's request source.
+Synthetic turns take their texts and `max_tokens` from the run's request source. With a
+`--dataset` the user turns are its conversations' (a multi-turn ShareGPT row's human turns,
+in order; `DatasetSource.conversations`), capped by `--turns` unless that is `all` (its
+default then); every turn asks for the run's `--output-tokens`.
 """
 
 from __future__ import annotations
@@ -22,18 +25,25 @@ from servecap.load.scheduler import LevelIO, in_task_group
 from servecap.workload.datasets import Message
 from servecap.workload.sessions import SessionPlan, TurnRequest, VirtualUser, build_users
 from servecap.workload.source import Request
-from servecap.workload.think_time import parse_think_time, parse_turns
+from servecap.workload.sources import DatasetSource
+from servecap.workload.think_time import parse_think_time, parse_turn_cap, parse_turns
 
 NS_PER_S = 1_000_000_000
 PROMPT_POOL = 64  # distinct user-turn texts drawn from the run's source
 
 
 def _plan(level: SessionsLevel, io: LevelIO) -> tuple[SessionPlan, int]:
+    think = parse_think_time(level.think, "--think-time")
+    if isinstance(io.source, DatasetSource):  # the dataset's conversations, user turn by turn
+        plan = SessionPlan(
+            users=level.users, think=think, turns=parse_turn_cap(level.turns, "--turns"),
+            ramp_s=level.ramp_s, seed=level.seed, conversations=io.source.conversations(),
+        )
+        return plan, io.source.max_tokens
     pool = [io.source.next_request() for _ in range(PROMPT_POOL)]
     plan = SessionPlan(
-        users=level.users, think=parse_think_time(level.think, "--think-time"),
-        turns=parse_turns(level.turns, "--turns"), ramp_s=level.ramp_s, seed=level.seed,
-        prompts=tuple(r.text for r in pool),
+        users=level.users, think=think, turns=parse_turns(level.turns, "--turns"),
+        ramp_s=level.ramp_s, seed=level.seed, prompts=tuple(r.text for r in pool),
     )
     return plan, pool[0].max_tokens
 

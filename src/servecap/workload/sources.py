@@ -16,7 +16,7 @@ Contract:
   convention: the prefix comes on top). With a tokenizer, the body is cut to exact tokens.
 - `DatasetSource`: rows in `Dataset.sample` order while they last (the same seeded
   permutation), then drawn with replacement per index; each row's own `max_tokens` if it
-  has one, else the run's.
+  has one, else the run's. For sessions, `conversations()` gives every row's user turns.
 - `TraceSource`: row i at its offset, asking for its recorded output length, with a prompt
   of its recorded input length; Mooncake block ids become shared block text (what they
   share is computed by `prefix_cache.implied_hit_rate`, so `prefix_tokens` stays 0).
@@ -127,6 +127,21 @@ class DatasetSource(_Walk):
         super().__init__()
         self._dataset, self._max_tokens, self._seed = dataset, max_tokens, seed
         self._order = np.random.default_rng(seed).permutation(len(dataset))
+
+    @property
+    def max_tokens(self) -> int:
+        """What a request asks for when its row does not say (the run's `--output-tokens`)."""
+        return self._max_tokens
+
+    def conversations(self) -> tuple[tuple[str, ...], ...]:
+        """Each row's user turns in order, for sessions (a multi-turn ShareGPT row: its
+        human turns; a prompt row: its one prompt), rows without a user turn left out.
+        The recorded answers are not sent: the server's own answers form the history."""
+        turns = (
+            tuple(m.content for m in (*row.messages, *row.later) if m.role == "user" and m.content)
+            for row in self._dataset.rows
+        )
+        return tuple(t for t in turns if t)
 
     def row_index(self, index: int) -> int:
         if index < self._order.size:

@@ -10,7 +10,8 @@ Think time (seconds a user spends between an answer and its next message):
     uniform:LO:HI            uniform between LO and HI
 
 Turns (user messages in one conversation): `N` or `uniform:LO:HI`, whole numbers >= 1,
-both ends included.
+both ends included; as a cap on a dataset's conversations also `all` (`parse_turn_cap`:
+every user turn of the conversation, as recorded).
 
 Contract: parsing is pure and strict. A spec that does not parse, has the wrong number of
 values, or holds a negative, non-finite or impossible value (LO above HI, a zero median)
@@ -173,3 +174,13 @@ def parse_turns(text: str, name: str = "turns") -> TurnCount:
     if low > high:
         raise UserInputError(f"{name} {spec!r}: LO must not exceed HI")
     return TurnCount(low, high)
+
+
+ALL_TURNS = "all"
+
+
+def parse_turn_cap(text: str, name: str = "turns") -> TurnCount | None:
+    """A cap on a dataset conversation's user turns: `all` (None: every turn) or a turn spec."""
+    if text.strip().lower() == ALL_TURNS:
+        return None
+    return parse_turns(text, name)
