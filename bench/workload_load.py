@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -108,6 +109,7 @@ def main() -> None:
             print(
                 f"dataset {fmt:8s} {r['rows']:,} rows ({size:.0f} MB): {r['seconds']:.2f} s "
                 f"wall, {r['cpu_s']:.2f} s CPU (target < 2 s), peak RSS {r['peak_rss_mib']:.0f} MiB"
+                f" (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)"
             )
     r = run_child(["mooncake", args.trace, "--prompts", str(args.prompts)])
     print(
