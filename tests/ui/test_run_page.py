@@ -51,6 +51,32 @@ def poll_until_done(at: Any, timeout: float = 60.0) -> Any:
     return at.run()
 
 
+def test_try_it_states_its_time_scale_and_runs_the_load_in_a_child(
+    app_factory: Any, tmp_path: Path
+) -> None:
+    import json
+    import os
+
+    at = app_factory(tmp_path)
+    button = at.button(key="try_it")
+    assert "(real time (x1))" in button.label  # the scale, before anything starts
+    at = button.click().run()
+    shown = [re.sub(r"\\(.)", r"\1", s.value) for s in at.success]
+    assert any("at real time (x1)" in text for text in shown), shown
+    at.multiselect(key="levels").set_value([1])
+    at.number_input(key="rounds").set_value(2)
+    at.number_input(key="output_tokens").set_value(8)
+    at = at.button(key="start_run").click().run()
+    job = manager_job()
+    assert job is not None
+    poll_until_done(at, timeout=90)
+    assert job.state == "done", job.error
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    writer = json.loads((run_dir / "run.json").read_text())["pid"]
+    assert writer == job.pid and writer != os.getpid()  # the load left the app's process
+    assert [lv.key.value for lv in job.outcome.levels] == [1]
+
+
 def test_form_fields_and_password_key(app_factory: Any, tmp_path: Path) -> None:
     at = app_factory(tmp_path)
     assert not at.exception

@@ -19,6 +19,7 @@ from servecap.ui.form import (
 )
 from servecap.ui.run_manager import RunJob
 from servecap.ui.shared import run_manager, sim_holder
+from servecap.ui.sim_holder import TRY_TIME_SCALE
 from servecap.ui.tables import level_rows
 from servecap.ui.text import plain
 
@@ -57,11 +58,17 @@ def _try_it() -> None:
     st.session_state["api_key"] = ""
     _refresh_models()
     if st.session_state.get(SERVER_MSG, ("", ""))[0] == "ok":
-        scale = holder.time_scale
-        pace = "real time" if scale == 1 else f"{scale:g}x real time (times {scale:g}x shorter)"
         st.session_state[SERVER_MSG] = (
-            "ok", f"simulator profile '{holder.profile}' running at {url}, at {pace}",
+            "ok", f"simulator profile '{holder.profile}' running at {url}, at "
+                  f"{_pace(holder.time_scale)}",
         )
+
+
+def _pace(scale: float) -> str:
+    """`real time (x1)`, or `x2: 2x real time, times 2x shorter`."""
+    if scale == 1:
+        return "real time (x1)"
+    return f"x{scale:g}: {scale:g}x real time, times {scale:g}x shorter"
 
 
 def _server_section() -> None:
@@ -71,9 +78,10 @@ def _server_section() -> None:
                        "Leave empty to use $OPENAI_API_KEY.")
     left, right = st.columns(2)
     left.button("Refresh models", on_click=_refresh_models, key="refresh_models")
-    right.button("Try it: start a simulator", on_click=_try_it, key="try_it",
-                 help="Serves a simulated model on 127.0.0.1 at real time (x1), so you "
-                      "can run at once.")
+    right.button(f"Try it: start a simulator ({_pace(TRY_TIME_SCALE)})", on_click=_try_it,
+                 key="try_it",
+                 help=f"Serves a simulated model on 127.0.0.1 at {_pace(TRY_TIME_SCALE)}, so "
+                      "you can run at once; the run's client is a process of its own.")
     message = st.session_state.get(SERVER_MSG)
     if message:
         (st.success if message[0] == "ok" else st.error)(plain(message[1]))

@@ -1,26 +1,34 @@
 """A process-wide owner of background benchmark runs (no Streamlit here).
 
-A run lives in its own thread with its own event loop, so it keeps going (and is saved)
-when the browser tab closes; any page in the process can reattach to it through the manager.
-Cancel sets the run's `stop` event: the sweep stops scheduling and the run is kept on disk,
-marked incomplete.
+A run's load goes out from a child process (`ui.run_child`): inside the Streamlit process,
+which redraws pages, the client's loop lagged enough to flag its own c=1 level client-bound.
+A thread per run starts the child, hands it the job (secrets on its stdin pipe) and reads
+its JSON progress lines into a `RunProgress`, so the run keeps going (and is saved) when the
+browser tab closes and any page in the process can reattach to it through the manager.
+Cancel sends the child SIGTERM: the sweep stops scheduling and the run is kept on disk,
+marked incomplete. A verify run (`start_verify`) goes the same way.
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
+import json
+import signal
+import subprocess
+import sys
+import tempfile
 import threading
 from dataclasses import dataclass, field
-from typing import Literal
+from pathlib import Path
+from typing import IO, Any, Literal
 
-from servecap.api.loop import loop_factory
-from servecap.api.run import RunOutcome, Secrets, run_benchmark_async
+from servecap.api.run import RunOutcome, Secrets
 from servecap.core.config import RunConfig
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
+from servecap.storage.runs import load_run
 
 JobState = Literal["starting", "running", "done", "cancelled", "failed"]
 PREFLIGHT_WAIT_S = 45.0
@@ -75,7 +83,9 @@ class RunProgress:
             self._current = level
 
     def request_done(self, record: RequestRecord) -> None:
-        failed = record.status == "failed"
+        self.request_counted(record.status == "failed")
+
+    def request_counted(self, failed: bool) -> None:
         with self._lock:
             self._done += 1
             self._failed += int(failed)
@@ -100,18 +110,19 @@ class RunProgress:
 
 @dataclass
 class RunJob:
-    """One background run: its thread, its stop event and what it reports."""
+    """One background run: its child process, its thread and what it reports."""
 
     job_id: int
-    config: RunConfig
+    config: RunConfig | None
+    request: dict[str, Any] = field(default_factory=dict)  # the child's job, secrets aside
     progress: RunProgress = field(default_factory=RunProgress)
     state: JobState = "starting"
     error: str | None = None
     user_error: bool = False
     outcome: RunOutcome | None = None
     finished: threading.Event = field(default_factory=threading.Event)
-    _loop: asyncio.AbstractEventLoop | None = None
-    _stop: asyncio.Event | None = None
+    pid: int | None = None  # the child's: the load never runs in the app's own process
+    _proc: subprocess.Popen[str] | None = None
     _cancel_requested: bool = False
 
     @property
@@ -121,30 +132,71 @@ class RunJob:
     def cancel(self) -> None:
         """Ask the run to stop; it ends marked incomplete and stays on disk."""
         self._cancel_requested = True
-        loop, stop = self._loop, self._stop
-        if loop is not None and stop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(stop.set)
-
-    async def _main(self, secrets: Secrets) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        if self._cancel_requested:
-            self._stop.set()
-        self.state = "running"
-        self.outcome = await run_benchmark_async(self.config, secrets, self.progress, self._stop)
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
 
     def _thread_main(self, secrets: Secrets) -> None:
         try:
-            with asyncio.Runner(loop_factory=loop_factory()) as runner:
-                runner.run(self._main(secrets))
-            self.state = "cancelled" if self._cancel_requested else "done"
-        except UserInputError as exc:
-            self.state, self.error, self.user_error = "failed", str(exc), True
+            with tempfile.TemporaryFile("w+") as errors:
+                code, ended = self._supervise(secrets, errors)
+                errors.seek(0)
+                last = [line for line in errors.read().splitlines() if line.strip()][-1:]
+            if self.state != "failed":
+                self._finish(code, ended, last)
         except Exception as exc:  # a run thread must never die silently
             self.state, self.error = "failed", f"{type(exc).__name__}: {exc}"
         finally:
             self.finished.set()
             self.progress.started_event.set()
+
+    def _supervise(self, secrets: Secrets, errors: IO[str]) -> tuple[int, dict[str, Any]]:
+        """Start the child, hand it the job and follow its progress to its end."""
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "servecap.ui.run_child"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=errors, text=True,
+        )
+        self._proc, self.pid, self.state = proc, proc.pid, "running"
+        assert proc.stdin is not None and proc.stdout is not None
+        job = {**self.request, "api_key": secrets.api_key, "headers": secrets.headers}
+        proc.stdin.write(json.dumps(job))
+        proc.stdin.close()
+        if self._cancel_requested:
+            proc.send_signal(signal.SIGTERM)
+        ended: dict[str, Any] = {}
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event["event"] in ("end", "error"):
+                ended = event
+            self._on_event(event)
+        return proc.wait(), ended
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        kind, progress = event["event"], self.progress
+        if kind == "started":
+            progress.started(event["total"], event["run_dir"], event["model"])
+        elif kind == "level":
+            progress.level_started(LevelKey.parse(event["level"]), event["n_requests"])
+        elif kind == "request":
+            progress.request_counted(event["failed"])
+        elif kind == "level_done":
+            progress.level_done(LevelSummary.model_validate(event["summary"]))
+        elif kind == "error":
+            self.state, self.error = "failed", event["message"]
+            self.user_error = bool(event.get("user_error"))
+
+    def _finish(self, code: int, ended: dict[str, Any], stderr_tail: list[str]) -> None:
+        run_dir = ended.get("run_dir") or self.progress.snapshot().run_dir
+        if run_dir:
+            run = load_run(Path(run_dir))
+            self.outcome = RunOutcome(run_dir=run.path, info=run.info, levels=run.levels)
+        if code not in (0, 130) or not ended:
+            self.state = "failed"
+            self.error = stderr_tail[0] if stderr_tail else f"the run process exited {code}"
+        elif self._cancel_requested or ended.get("stopped"):
+            self.state = "cancelled"
+        else:
+            self.state = "done"
 
 
 class RunManager:
@@ -169,10 +221,26 @@ class RunManager:
         Raises `UserInputError` when a run is already going or preflight rejects the input
         (unreachable server, unknown model); then nothing was started or saved.
         """
+        request = {"kind": "run", "config": config.model_dump(mode="json")}
+        return self._start(request, config, secrets, wait_s)
+
+    def start_verify(
+        self, run_dir: Path, options: dict[str, Any], secrets: Secrets,
+        wait_s: float = PREFLIGHT_WAIT_S,
+    ) -> RunJob:
+        """Start `servecap verify` on a saved sweep (`options`: `api.verify.VerifyOptions`
+        fields); bad input (no sweep, no compliant level) fails here as for `start`."""
+        request = {"kind": "verify", "run": str(run_dir), "options": options}
+        return self._start(request, None, secrets, wait_s)
+
+    def _start(
+        self, request: dict[str, Any], config: RunConfig | None, secrets: Secrets,
+        wait_s: float,
+    ) -> RunJob:
         with self._lock:
             if self._jobs and self._jobs[-1].active:
                 raise UserInputError("a run is already in progress: cancel it or wait")
-            job = RunJob(job_id=next(self._ids), config=config)
+            job = RunJob(job_id=next(self._ids), config=config, request=request)
             self._jobs.append(job)
         thread = threading.Thread(
             target=job._thread_main, args=(secrets,), name=f"servecap-ui-run-{job.job_id}",

@@ -6,9 +6,10 @@ import atexit
 import threading
 from typing import Any
 
-# Preferred profiles, first available wins. Real time (x1): the client runs inside the
-# Streamlit process, which also draws the pages; at 2x its loop lagged enough to flag its
-# own c=1 level client-bound. The page states the scale when the simulator starts.
+# Preferred profiles, first available wins. Real time (x1), so Try-it's numbers read as
+# real seconds; the page states the scale on the button and when the simulator starts. The
+# run's client is a child process (`ui.run_child`): inside the Streamlit process, at 2x,
+# its loop lagged enough to flag its own c=1 level client-bound.
 TRY_PROFILES: tuple[str, ...] = ("vllm-direct", "deterministic")
 TRY_TIME_SCALE = 1.0
 
