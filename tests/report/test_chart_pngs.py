@@ -38,3 +38,30 @@ def test_a_dollar_in_a_run_name_stays_text(seed_model: ReportModel, tmp_path: Pa
             labels = render_png(chart, tmp_path / "09.png")
             rows = [t for t in labels if t.text.startswith("\\$")]
             assert rows and all(t.width_px > 40 for t in rows)
+
+
+def test_a_run_missing_metrics_draws_every_png_without_a_warning(tmp_path: Path) -> None:
+    """Charts whose traces have no points for this run (imported summaries lack ITL, chunk
+    gaps, ...) draw no legend rather than matplotlib's "No artists with labels" warning."""
+    import json
+    import warnings
+
+    from servecap.api.report import ReportOptions, build_report
+    from servecap.core.summary import LevelSummary
+    from servecap.storage.run_dir import write_summaries
+    from servecap.storage.runs import load_runs
+
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"name": "r"}))
+    write_summaries(run, [LevelSummary(concurrency=c, ttft_p90_ms=100 * c, tps_p90=30,
+                                       latency_mean_s=0.3) for c in (1, 2)])
+    model = build_report(load_runs([run]), ReportOptions(title="sparse"))
+    empty = 0
+    for chart in all_charts(model):
+        empty += chart.kind == "lines" and not any(
+            y is not None for t in chart.traces for y in t.y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # any warning, the legend's included, fails
+            render_png(chart, tmp_path / f"{chart.info.id}.png")
+    assert empty, "the sparse run must leave some chart without points, or this tests nothing"

@@ -58,7 +58,13 @@ def _draw_lines(ax: Any, chart: Chart, legend: bool = True) -> None:
     ax.set_xlabel(_text(chart.x_title))
     ax.set_ylabel(_text(chart.y_title))
     ax.grid(True, alpha=0.3)
-    if legend and chart.traces:
+    _legend(ax, legend)
+
+
+def _legend(ax: Any, wanted: bool = True) -> None:
+    """A legend only over drawn, labelled lines: traces whose points are all missing (a
+    metric an imported run lacks) draw nothing, and `ax.legend()` over nothing warns."""
+    if wanted and ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7)
 
 
@@ -78,7 +84,7 @@ def _draw_bars(ax: Any, chart: Chart) -> None:
     ax.set_xticks([g + 0.4 - width / 2 for g in range(len(groups))], groups, fontsize=8)
     ax.set_yscale("symlog")
     ax.set_ylabel(_text(chart.y_title))
-    ax.legend(fontsize=7)
+    _legend(ax)
 
 
 def _draw_heatmap(ax: Any, chart: Chart) -> None:
