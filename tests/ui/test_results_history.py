@@ -22,9 +22,10 @@ def test_results_page_table_capacity_and_live_slo(app_factory: Any, two_runs: Pa
     levels = at.dataframe[0].value
     assert list(levels["c"]) == [1, 2]
     assert metrics(at)["C_max (P90)"] == ">= 2"  # both tested levels passed: a lower bound
-    users_before = metrics(at)["Users (Little's law)"]
+    users_before = metrics(at)["Users (predicted, Little's law)"]
+    assert metrics(at)["Users (verified, measured)"] == "not verified"
     at = at.sidebar.text_input(key="slo_think").set_value("5").run()
-    assert metrics(at)["Users (Little's law)"] != users_before
+    assert metrics(at)["Users (predicted, Little's law)"] != users_before
     assert any(m.value.startswith("**Deploy ") for m in at.markdown)  # the decision leads
     at = at.sidebar.text_input(key="slo_ttft").set_value("1").run()
     assert metrics(at)["C_max (P90)"] == "none"
@@ -85,3 +86,50 @@ def test_history_reports_a_broken_run_and_keeps_the_rest(
     at = at.sidebar.radio(key="page").set_value("History & compare").run()
     assert any("broken" in w.value for w in at.warning)
     assert len(at.dataframe[0].value) == 2
+
+
+def test_results_page_shows_verified_beside_predicted(app_factory: Any, tmp_path: Path) -> None:
+    from tests.api.test_verified_display import sweep_and_verify
+
+    sweep, verify = sweep_and_verify(tmp_path)
+    at = app_factory(tmp_path)
+    at = at.sidebar.radio(key="page").set_value("Results").run()
+    at = at.selectbox(key="results_run").set_value(sweep.name).run()
+    at = at.sidebar.text_input(key="slo_think").set_value("4.5").run()
+    assert not at.exception
+    shown = metrics(at)
+    assert shown["Users (predicted, Little's law)"] == "256"
+    assert shown["Users (verified, measured)"] == "90"
+    assert any("verified 90 users (measured)" in m.value.replace("\\", "") for m in at.markdown)
+    assert any(verify.name in c.value.replace("\\", "") for c in at.caption)
+    at = at.selectbox(key="results_run").set_value(verify.name).run()  # the verify run itself
+    shown = metrics(at)
+    assert shown["Users (predicted, Little's law)"] == "256"
+    assert shown["Users (verified, measured)"] == "90"
+
+
+def test_results_page_starts_a_verify_run(app_factory: Any, sim: Any, tmp_path: Path) -> None:
+    import json
+
+    from servecap.ui.shared import run_manager
+    from tests.ui.conftest import make_run, wait_for
+
+    sweep = make_run(sim, tmp_path, "base", [1, 2])
+    at = app_factory(tmp_path)
+    at = at.sidebar.radio(key="page").set_value("Results").run()
+    at = at.sidebar.text_input(key="slo_think").set_value("0.2").run()
+    at.text_input(key="verify_think").set_value("exp:0.2")
+    at.text_input(key="verify_turns").set_value("2")
+    at.number_input(key="verify_duration").set_value(2.0)
+    at.checkbox(key="verify_search").set_value(False)
+    at = at.button(key="start_verify").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    job = run_manager().current
+    assert job is not None and job.request["kind"] == "verify"
+    wait_for(lambda: not job.active, timeout=90)
+    assert job.state == "done", job.error
+    (verify_dir,) = [p for p in tmp_path.iterdir() if p.name.startswith("base-verify-")]
+    result = json.loads((verify_dir / "verification.json").read_text())
+    assert Path(result["source_run"]).name == sweep.name
+    at = at.run()
+    assert metrics(at)["Users (verified, measured)"] != "not verified"

@@ -20,6 +20,12 @@ from servecap.ui.report_view import (
 )
 from servecap.ui.tables import level_rows, run_label, verdict_rows
 from servecap.ui.text import plain
+from servecap.ui.verify_panel import (
+    show_verification,
+    verified_caption,
+    verified_value,
+    verify_form,
+)
 
 RUN_KEY = "results_run"
 
@@ -57,8 +63,12 @@ def show_capacity(run: Run, slo: SLO) -> None:
     """C_max and users for this run under the sidebar's SLOs (recomputed on every change)."""
     report = plan_runs([run], slo)
     capacity = report.runs[0]
+    if capacity.c_max is None and capacity.top_level is None and capacity.verification:
+        show_verification(capacity)  # a verify run: its levels are users, not streams
+        return
     lines = headline(
-        [Held(r.name, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound)
+        [Held(r.name, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound,
+              verified=(r.verified_users or 0) if r.verification is not None else None)
          for r in report.runs],
         slo,
     )
@@ -69,20 +79,28 @@ def show_capacity(run: Run, slo: SLO) -> None:
     if capacity.top_level is not None or any("goodput_rps" in lv for lv in capacity.levels):
         _rate_capacity(capacity, slo, label)
         return
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3, c4 = st.columns(4)
     c_max = "none" if capacity.c_max is None else (
         f">= {capacity.c_max}" if capacity.c_max_lower_bound else str(capacity.c_max))
     c1.metric(f"C_max ({label})", c_max)
     users = "none" if capacity.users is None else (
         f">= {capacity.users}" if capacity.c_max_lower_bound else str(capacity.users))
-    c2.metric("Users (Little's law)", users)
+    c2.metric("Users (predicted, Little's law)", users)
+    c3.metric("Users (verified, measured)", verified_value(capacity))
     latency = capacity.latency_mean_s
-    c3.metric("Mean latency at C_max", f"{latency:.3f} s" if latency is not None else "n/a")
+    c4.metric("Mean latency at C_max", f"{latency:.3f} s" if latency is not None else "n/a")
     st.caption(
         f"TTFT <= {slo.ttft_ms:g} ms and TPS >= {slo.tps:g} tok/s on {label}, at this level and "
-        f"every lower one; users = C_max x (1 + {slo.think_time_s:g} s / mean latency)."
+        f"every lower one; predicted users = C_max x (1 + {slo.think_time_s:g} s / mean "
+        "latency); verified users: the largest N virtual users a verify run measured within "
+        "the SLOs."
     )
+    caption = verified_caption(capacity)
+    if caption:
+        st.caption(plain(caption))
     st.dataframe(verdict_rows(capacity, slo.statistic), hide_index=True)
+    if capacity.c_max is not None:
+        verify_form(run, slo)
 
 
 def _rate_capacity(capacity: RunCapacity, slo: SLO, label: str) -> None:

@@ -210,7 +210,7 @@ def _progress_view() -> None:
         st.button("Cancel run", on_click=job.cancel, key="cancel_run")
     elif st.session_state.get(POLLING) == job.job_id:
         del st.session_state[POLLING]
-        if snap.run_dir:
+        if snap.run_dir and job.request.get("kind") != "verify":  # verify: stay on the sweep
             st.session_state["results_run"] = Path(snap.run_dir).name
         st.rerun(scope="app")
 
