@@ -46,10 +46,16 @@ class JsonProgress:
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.run_dir = ""
+        self.gone = False
 
     def emit(self, event: dict[str, Any]) -> None:
-        self.out.write(json.dumps(event) + "\n")
-        self.out.flush()
+        if self.gone:
+            return
+        try:
+            self.out.write(json.dumps(event) + "\n")
+            self.out.flush()
+        except (BrokenPipeError, ValueError):  # the app went away: the run still saves
+            self.gone = True
 
     def started(self, total_requests: int, run_dir: str, model: str) -> None:
         self.run_dir = run_dir
