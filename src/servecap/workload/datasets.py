@@ -24,7 +24,9 @@ Contract:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import mmap
+from collections.abc import Generator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -33,7 +35,7 @@ import numpy as np
 import orjson
 
 from servecap.core.errors import DataFormatError, UserInputError
-from servecap.workload.files import BOM, decode, first_byte, gc_paused, json_lines, read_bytes
+from servecap.workload.files import BOM, decode, first_byte, gc_paused, json_lines, mapped_bytes
 
 FORMATS: tuple[str, ...] = ("prompt", "openai", "sharegpt")
 _KEY_OF = {"prompt": "prompt", "openai": "messages", "sharegpt": "conversations"}
@@ -107,8 +109,9 @@ def read_dataset(path: str | Path, fmt: str = "auto") -> Dataset:
         )
     rows: list[DatasetRow] = []
     skipped = 0
-    with gc_paused():
-        for where, item in _items(name, read_bytes(name, "dataset")):
+    # closing(): a row's error must release the map's views before the map closes
+    with gc_paused(), mapped_bytes(name, "dataset") as data, closing(_items(name, data)) as items:
+        for where, item in items:
             if fmt == "auto":
                 fmt = _detect(where, item)
             row = _parse(where, item, fmt)
@@ -121,9 +124,12 @@ def read_dataset(path: str | Path, fmt: str = "auto") -> Dataset:
     return Dataset(name, fmt, tuple(rows), skipped)
 
 
-def _items(name: str, data: bytes) -> Iterator[tuple[str, dict[str, object]]]:
+def _items(
+    name: str, mapped: bytes | mmap.mmap
+) -> Generator[tuple[str, dict[str, object]], None, None]:
     """(location, object) of every row: `file:line` for JSONL, `file: item i` for an array."""
-    if first_byte(data) == b"[":
+    if first_byte(mapped) == b"[":
+        data = mapped[:]  # an array is parsed whole: a copy, so no view outlives the map
         try:
             items = orjson.loads(data[len(BOM):] if data.startswith(BOM) else data)
         except orjson.JSONDecodeError:
@@ -131,8 +137,10 @@ def _items(name: str, data: bytes) -> Iterator[tuple[str, dict[str, object]]]:
         for index, item in enumerate(items, start=1):
             yield _object(f"{name}: item {index}", item)
         return
-    for number, item in json_lines(name, data):
-        yield _object(f"{name}:{number}", item)
+    lines = json_lines(name, mapped)
+    with closing(lines):
+        for number, item in lines:
+            yield _object(f"{name}:{number}", item)
 
 
 def _array_slowly(name: str, data: bytes) -> list[object]:
