@@ -130,3 +130,15 @@ def test_find_cmax_on_the_simulator_lands_between_grid_levels(tmp_path: Path):
     (capacity,) = plan.runs
     assert capacity.c_max is not None and 32 < capacity.c_max < 64, capacity
     assert capacity.c_max in added
+
+
+def test_the_config_refuses_find_cmax_on_another_load_kind():
+    from pydantic import ValidationError
+
+    from servecap.core.load_spec import ClosedLoad, SessionsLoad
+
+    with pytest.raises(ValidationError, match="refines a concurrency grid"):
+        RunConfig(find_cmax=SLO_P90, load=SessionsLoad(users=[3]))
+    config = RunConfig(find_cmax=SLO_P90, rounds=2, load=ClosedLoad(concurrency=[2, 8], rounds=2))
+    measured, _ = drive(config, lambda c: c <= 5)
+    assert measured == [2, 8, 5, 6]

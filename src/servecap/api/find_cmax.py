@@ -49,8 +49,8 @@ class CmaxPlan:
 
     @classmethod
     def for_config(cls, config: RunConfig, capture: SummaryCapture) -> CmaxPlan:
-        assert config.find_cmax is not None
-        grid = ClosedLoad(concurrency=config.concurrency, rounds=config.rounds)
+        grid = config.load_spec()
+        assert config.find_cmax is not None and isinstance(grid, ClosedLoad)
         return cls(grid, config.find_cmax, capture)
 
     def max_in_flight(self) -> int:
@@ -89,7 +89,8 @@ class CmaxPlan:
 
 def refined_levels(config: RunConfig, levels: Sequence[LevelSummary]) -> list[int]:
     """The concurrency levels `--find-cmax` added to the grid, in the order measured."""
-    grid = set(config.concurrency)
+    spec = config.load_spec()
+    grid = set(spec.concurrency if isinstance(spec, ClosedLoad) else config.concurrency)
     return [int(lv.key.value) for lv in levels if lv.key.is_closed and lv.key.value not in grid]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from servecap.core.errors import UserInputError
 from servecap.core.load_spec import ClosedLoad, LoadSpec
@@ -139,6 +139,12 @@ class RunConfig(BaseModel):
         if not value or any(level < 1 for level in value):
             raise ValueError("concurrency levels must be a non-empty list of integers >= 1")
         return sorted(set(value))
+
+    @model_validator(mode="after")
+    def _cmax_needs_a_grid(self) -> RunConfig:
+        if self.find_cmax is not None and self.load is not None and self.load.kind != "closed":
+            raise ValueError(f"find_cmax refines a concurrency grid, not a {self.load.kind} load")
+        return self
 
     def load_spec(self) -> LoadSpec:
         """The plan this run sweeps: `load`, else the closed loop over `concurrency`."""
