@@ -187,9 +187,11 @@ class LevelSummary(BaseModel):
     intervals: dict[str, dict[str, IntervalSummary | None]] | None = None
     # Sessions levels only (`metrics.sessions_level`): users N, mean drawn think time Z,
     # mean latency R of the turns, measured mean concurrency over the window, the law's
-    # N * R / (R + Z) and (measured - law) / law, and mean TTFT (ms) by turn index.
+    # N * R / (R + Z) and (measured - law) / law, and mean TTFT (ms) by turn index. The law's
+    # Z is the drawn think plus `think_lag_mean_s`, the client's own delay before a next turn.
     users: int | None = None
     think_time_mean_s: float | None = None
+    think_lag_mean_s: float | None = None
     response_mean_s: float | None = None
     mean_concurrency: float | None = None
     law_concurrency: float | None = None
@@ -256,8 +258,8 @@ class LevelSummary(BaseModel):
 _JSON_ONLY: frozenset[str] = frozenset({"intervals", *WORKER_COLUMNS})
 # Columns only a sessions level fills: in the CSV of runs that have such levels.
 SESSION_COLUMNS: tuple[str, ...] = (
-    "users", "think_time_mean_s", "response_mean_s", "mean_concurrency", "law_concurrency",
-    "law_error", "ttft_by_turn_ms",
+    "users", "think_time_mean_s", "think_lag_mean_s", "response_mean_s", "mean_concurrency",
+    "law_concurrency", "law_error", "ttft_by_turn_ms",
 )
 SUMMARY_COLUMNS: tuple[str, ...] = tuple(
     f for f in LevelSummary.model_fields

@@ -11,7 +11,11 @@ load, which overstated the concurrency by up to 20% on short levels. R is the me
 latency of the measured requests and Z the mean think time drawn after each request that
 ended in the window: chosen by when the think starts, never by its length, so the thinks the
 level's end cuts short count too (counting only thinks followed by a turn would drop the
-long ones and bias Z low). The law's N * R / (R + Z) (`stats.response_time.check_law`) is
+long ones and bias Z low). A drawn think is not all the time a user is idle, though: the
+client also takes time to see the end of an answer and to send the next turn, and under a
+busy client that lag is counted nowhere else. So Z is the mean drawn think plus the mean
+lag measured where a next turn followed (its `sent_at` minus the answer's `ended_at`, less the
+think drawn between them). The law's N * R / (R + Z) (`stats.response_time.check_law`) is
 then checked against the run's own numbers.
 """
 
@@ -59,10 +63,14 @@ def session_fields(records: Sequence[RequestRecord], users: int) -> dict[str, An
     ]
     if thinks:
         out["think_time_mean_s"] = float(np.mean(thinks))
+    lags = _send_lags(records, start, end)
+    if lags:
+        out["think_lag_mean_s"] = float(np.mean(lags))
     concurrency = sum(latencies) / ((end - start) / NS_PER_S) if end > start else None
     if concurrency is None or not latencies or not thinks:
         return out
-    law = check_law(users, float(np.mean(latencies)), float(np.mean(thinks)), concurrency)
+    idle = float(np.mean(thinks)) + (float(np.mean(lags)) if lags else 0.0)
+    law = check_law(users, float(np.mean(latencies)), idle, concurrency)
     out.update(
         mean_concurrency=concurrency,
         law_concurrency=law.predicted_concurrency,
@@ -70,3 +78,22 @@ def session_fields(records: Sequence[RequestRecord], users: int) -> dict[str, An
         response_mean_s=law.response_mean_s,
     )
     return out
+
+
+def _send_lags(records: Sequence[RequestRecord], start: int, end: int) -> list[float]:
+    """Seconds each user took beyond its drawn think to send its next turn, for the answers
+    that ended in [start, end] and were followed by a turn."""
+    by_user: dict[int, list[RequestRecord]] = defaultdict(list)
+    for r in records:
+        if r.user is not None and r.sent_at is not None:
+            by_user[r.user].append(r)
+    lags: list[float] = []
+    for turns in by_user.values():
+        turns.sort(key=lambda r: r.sent_at or 0)
+        for done, following in zip(turns, turns[1:], strict=False):
+            if done.ended_at is None or done.think_after_s is None or following.sent_at is None:
+                continue
+            if start <= done.ended_at <= end:
+                gap_s = (following.sent_at - done.ended_at) / NS_PER_S
+                lags.append(max(0.0, gap_s - done.think_after_s))
+    return lags
