@@ -4,15 +4,8 @@ Pure code, no sockets and no clocks: a driver (the closed-loop sweep or the serv
 loop) adds requests with their arrival time, asks ``next_time()`` when the next event is due
 and calls ``advance(t)`` at that time to receive the token emissions.
 
-One step serves the running batch. Its duration is::
-
-    step_base + decode_ms_per_seq * n_decoding ** decode_exp
-              + ctx_ms_per_ktoken * context_tokens_held / 1000
-              + prefill_ms_per_token * prompt_tokens_this_step (+ prefill_step_ms if any)
-              + [speculative] draft_ms + verify_ms_per_token * (n_decoding * (k + 1)) ** verify_exp
-                (above spec_graph_max_batch: max(spec_eager_factor x that, spec_eager_floor_ms))
-
-times a seeded jitter factor. Prompts are prefilled in chunks of at most
+Each step's duration comes from the cost model (``step_cost``), times a seeded jitter
+factor. Prompts are prefilled in chunks of at most
 ``prefill_budget_tokens`` per step; a sequence emits its first token at the end of the step
 that finishes its prompt and then 1 token a step (``1 + accepted`` drafts when speculative).
 Admission is FIFO, limited by ``max_num_seqs`` and a KV-cache budget that reserves
@@ -44,6 +37,7 @@ import numpy as np
 
 from servecap.sim.params import ModelParams
 from servecap.sim.prefix_cache import KVSpace
+from servecap.sim.step_cost import accepted_drafts, expected_tokens_per_step, step_ms
 
 
 class Emission(NamedTuple):
@@ -144,21 +138,6 @@ class _Step:
     # tokens each decoded sequence receives, in the same order; None: one each (no
     # speculation), which spares a tuple per sequence per step on the common path
     tokens: list[int] | None = None
-
-
-def accepted_drafts(rng: np.random.Generator, k: int, acceptance: float) -> int:
-    """Number of leading draft tokens accepted: consecutive Bernoulli successes, at most k."""
-    if k <= 0 or acceptance <= 0.0:
-        return 0
-    draws = rng.random(k) < acceptance
-    return k if bool(draws.all()) else int(np.argmin(draws))
-
-
-def expected_tokens_per_step(k: int, acceptance: float) -> float:
-    """Mean tokens emitted per speculative step: ``(1 - a^(k+1)) / (1 - a)``."""
-    if acceptance >= 1.0:
-        return float(k + 1)
-    return (1.0 - acceptance ** (k + 1)) / (1.0 - acceptance)
 
 
 class StepEngine:
@@ -333,21 +312,12 @@ class StepEngine:
         ]
 
     def _duration(self, n_decoding: int, prefill_tokens: int) -> float:
-        p = self.p
-        decode = p.decode_ms_per_seq * n_decoding**p.decode_exp
-        if n_decoding and self._spec_on():
-            k = p.num_spec_tokens
-            decode += p.draft_ms + p.verify_ms_per_token * (n_decoding * (k + 1)) ** p.verify_exp
-            if 0 < p.spec_graph_max_batch < n_decoding:
-                decode = max(decode * p.spec_eager_factor, p.spec_eager_floor_ms)
-        ms = p.step_base_ms + decode
-        if p.ctx_ms_per_ktoken:
+        ctx = 0
+        if self.p.ctx_ms_per_ktoken:
             ctx = sum(s.prompt - s.prefill_left + s.generated for s in self._running)
-            ms += p.ctx_ms_per_ktoken * ctx / 1000.0
-        if prefill_tokens:
-            ms += p.prefill_ms_per_token * prefill_tokens + p.prefill_step_ms
-        if p.jitter > 0.0:
-            ms *= max(0.05, 1.0 + p.jitter * float(self._rng.standard_normal()))
+        ms = step_ms(self.p, n_decoding, prefill_tokens, ctx, n_decoding > 0 and self._spec_on())
+        if self.p.jitter > 0.0:
+            ms *= max(0.05, 1.0 + self.p.jitter * float(self._rng.standard_normal()))
         return ms
 
     def _first_emissions(self, step: _Step, done: list[_Seq]) -> list[Emission]:

@@ -1,0 +1,60 @@
+"""The step model's cost side: how long one engine step takes, and what speculation yields.
+
+The scheduler (``model.StepEngine``) decides who runs in a step; this module prices it. One
+step serves the running batch and lasts::
+
+    step_base + decode_ms_per_seq * n_decoding ** decode_exp
+              + ctx_ms_per_ktoken * context_tokens_held / 1000
+              + prefill_ms_per_token * prompt_tokens_this_step (+ prefill_step_ms if any)
+              + [speculative] draft_ms + verify_ms_per_token * (n_decoding * (k + 1)) ** verify_exp
+                (above spec_graph_max_batch: max(spec_eager_factor x that, spec_eager_floor_ms))
+
+(before the scheduler's seeded jitter). Speculative decoding drafts ``k`` tokens per decoding
+sequence and accepts a leading run of them, each with probability ``acceptance_at(n)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from servecap.sim.params import ModelParams
+
+
+def accepted_drafts(rng: np.random.Generator, k: int, acceptance: float) -> int:
+    """Number of leading draft tokens accepted: consecutive Bernoulli successes, at most k."""
+    if k <= 0 or acceptance <= 0.0:
+        return 0
+    draws = rng.random(k) < acceptance
+    return k if bool(draws.all()) else int(np.argmin(draws))
+
+
+def expected_tokens_per_step(k: int, acceptance: float) -> float:
+    """Mean tokens emitted per speculative step: ``(1 - a^(k+1)) / (1 - a)``."""
+    if acceptance >= 1.0:
+        return float(k + 1)
+    return (1.0 - acceptance ** (k + 1)) / (1.0 - acceptance)
+
+
+def acceptance_at(p: ModelParams, n_decoding: int) -> float:
+    """Per-token draft acceptance with ``n_decoding`` sequences in the batch."""
+    return p.acceptance
+
+
+def step_ms(
+    p: ModelParams, n_decoding: int, prefill_tokens: int, context_tokens: int, spec_on: bool
+) -> float:
+    """Duration in ms of a step that decodes ``n_decoding`` sequences and prefills
+    ``prefill_tokens`` prompt tokens while the batch holds ``context_tokens`` in its KV."""
+    decode = p.decode_ms_per_seq * n_decoding**p.decode_exp
+    if n_decoding and spec_on:
+        k = p.num_spec_tokens
+        decode += p.draft_ms + p.verify_ms_per_token * (n_decoding * (k + 1)) ** p.verify_exp
+        if 0 < p.spec_graph_max_batch < n_decoding:
+            decode = max(decode * p.spec_eager_factor, p.spec_eager_floor_ms)
+    ms = p.step_base_ms + decode + p.ctx_ms_per_ktoken * context_tokens / 1000.0
+    if prefill_tokens:
+        ms += p.prefill_ms_per_token * prefill_tokens + p.prefill_step_ms
+    return ms
+
+
+__all__ = ["acceptance_at", "accepted_drafts", "expected_tokens_per_step", "step_ms"]
