@@ -3,11 +3,17 @@
 Inputs: an Appendix-A style CSV (``config,concurrency,ttft_mean_ms,...``; one profile per
 config), a servecap ``summary.json`` (a JSON list of level rows), or a run directory that
 holds one. Only ``concurrency, ttft_mean_ms, itl_mean_ms, tps_mean, latency_mean_s`` are
-read; any of the metrics may be missing.
+
+read (the P90 TTFT, ``ttft_p90_ms``, too where present: the fit matches the tail a P90
+capacity answer rests on); any of the metrics may be missing.
+
+Every fit also reports a held-out error (``holdout``): fitted on part of the levels, how far
+off the others come out. Both go into the profile's ``[calibration]`` table, with the names
+of the fitted parameters and of those set from the deployment.
 
 The seed profiles shipped with servecap were produced by::
 
-    python -m servecap.sim.calibrate --seed-csv ../shared/seed/kimi-k3-b300-appendix-a.csv \\
+    python -m servecap.sim.calibrate --seed-csv tests/data/kimi-k3-b300-appendix-a.csv \\
         --out-dir src/servecap/sim/profiles
 """
 
@@ -23,14 +29,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from servecap.sim.fitting import fit_params
+from servecap.sim.fitting import default_free, fit_params
+from servecap.sim.holdout import error_table, holdout
+from servecap.sim.params import ModelParams
 from servecap.sim.profiles import Profile, profile_from_dict
-from servecap.sim.sweep import METRICS, closed_loop_sweep, fit_errors
+from servecap.sim.sweep import METRICS, TAIL_METRICS, closed_loop_sweep
 from servecap.sim.tomlout import profile_to_toml
 
-COLUMNS: tuple[str, ...] = ("concurrency", *METRICS)
+COLUMNS: tuple[str, ...] = ("concurrency", *METRICS, *TAIL_METRICS)
 SEED_COMMAND = (
-    "python -m servecap.sim.calibrate --seed-csv ../shared/seed/kimi-k3-b300-appendix-a.csv "
+    "python -m servecap.sim.calibrate --seed-csv tests/data/kimi-k3-b300-appendix-a.csv "
     "--out-dir src/servecap/sim/profiles"
 )
 
@@ -111,36 +119,50 @@ def fit(
     max_evals: int = 120,
     restarts: int = 1,
     seeds: int = 1,
+    with_holdout: bool = True,
 ) -> Profile:
-    """A profile like ``base`` with its parameters fitted to ``levels`` (128/128 tokens)."""
+    """A profile like ``base`` with its parameters fitted to ``levels`` (128/128 tokens),
+    its ``[calibration]`` table holding the fit error and (``with_holdout``) the held-out
+    error of the same fit on part of the levels (see ``holdout``)."""
     if not levels:
         raise CalibrationInputError("nothing to fit: no levels")
-    params, _ = fit_params(
-        levels, base.params, free, max_evals=max_evals, restarts=restarts, seeds=seeds
-    )
-    fitted = base.model_copy(update={"params": params, "name": name or base.name})
+    names = list(free) if free is not None else default_free(base.params)
+
+    def fit_fn(rows: list[dict[str, float]]) -> ModelParams:
+        opts = {"max_evals": max_evals, "restarts": restarts, "seeds": seeds}
+        return fit_params(rows, base.params, names, **opts)[0]
+
+    fitted = base.model_copy(update={"params": fit_fn(levels), "name": name or base.name})
     fitted = profile_from_dict(tomllib.loads(profile_to_toml(fitted)))  # rounded as written
-    errs = fit_errors(
-        closed_loop_sweep(fitted.params, [int(r["concurrency"]) for r in levels]), levels
-    )
+    pred = closed_loop_sweep(fitted.params, [int(r["concurrency"]) for r in levels])
+    fit_table = error_table("fit", pred, levels)
     calibration: dict[str, str | float] = {
         "source": source,
         "fitted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "sweep": "closed loop, 10 rounds, 128 input / 128 output tokens",
-        "mape": round(errs["mape"], 4),
-        "max_cell_error": round(errs["max"], 4),
+        "mape": fit_table["fit_mape"],
+        "max_cell_error": fit_table["fit_max_cell_error"],
+        "fitted": ", ".join(names),
+        "set_from_deployment": str(base.calibration.get("set_from_deployment", "")),
+        **fit_table,
     }
+    held = holdout(levels, fit_fn) if with_holdout else None
+    if held is not None:
+        calibration["holdout_split"] = held[2]
+        calibration.update(error_table("holdout", held[0], held[1]))
     return fitted.model_copy(update={"calibration": calibration})
 
 
 def write_profile(profile: Profile, path: str | Path, how: str = "") -> None:
     """Write ``profile`` as TOML with a header saying how it was made."""
+    cal = profile.calibration
     header = (
         f"servecap simulator profile: {profile.name}\n"
         f"Produced by the calibrator, not typed in: {how or 'servecap sim calibrate'}\n"
         f"Fit (pure closed-loop sweep): mean abs. error "
-        f"{profile.calibration.get('mape', 'n/a')}, worst cell "
-        f"{profile.calibration.get('max_cell_error', 'n/a')}"
+        f"{cal.get('mape', 'n/a')}, worst cell {cal.get('max_cell_error', 'n/a')}\n"
+        f"Held-out ({cal.get('holdout_split', 'none: too few levels')}): mean abs. error "
+        f"{cal.get('holdout_mape', 'n/a')}, worst cell {cal.get('holdout_max_cell_error', 'n/a')}"
     )
     Path(path).write_text(profile_to_toml(profile, header), encoding="utf-8")
 
@@ -169,10 +191,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             seeds=args.seeds,
         )
         write_profile(profile, Path(args.out_dir) / f"{config}.toml", SEED_COMMAND)
+        cal = profile.calibration
         print(
-            f"{config}: mape {profile.calibration['mape']:.3f} "
-            f"max {profile.calibration['max_cell_error']:.3f} "
-            f"({time.monotonic() - t0:.0f} s)"
+            f"{config}: fit mape {cal['mape']:.3f} max {cal['max_cell_error']:.3f}; "
+            f"held-out mape {cal.get('holdout_mape', 'n/a')} "
+            f"max {cal.get('holdout_max_cell_error', 'n/a')} ({time.monotonic() - t0:.0f} s)"
         )
     return 0
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,10 +22,14 @@ from servecap.sim.params import ModelParams
 
 SEED_LEVELS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
 METRICS: tuple[str, ...] = ("ttft_mean_ms", "itl_mean_ms", "tps_mean", "latency_mean_s")
+#: the tail the capacity answer at P90 rests on (TTFT's 90th percentile, linear, as servecap's)
+TAIL_METRICS: tuple[str, ...] = ("ttft_p90_ms",)
 
 
 @dataclass
-class _Req:
+class Request:
+    """One request of a sweep, in virtual seconds."""
+
     stream: int
     sent: float
     first: float = math.nan
@@ -32,14 +37,30 @@ class _Req:
     n_first: int = 0
     tokens: int = 0
 
+    @property
+    def ttft_s(self) -> float:
+        return self.first - self.sent
 
-def _means(done: list[_Req], concurrency: int) -> dict[str, float]:
+    @property
+    def latency_s(self) -> float:
+        return self.last - self.sent
+
+    @property
+    def itl_s(self) -> float | None:
+        """Mean gap between tokens after the first chunk; None for a one-chunk reply."""
+        if self.tokens <= self.n_first:
+            return None
+        return (self.last - self.first) / (self.tokens - self.n_first)
+
+
+def _means(done: list[Request], concurrency: int) -> dict[str, float]:
     ttft = [r.first - r.sent for r in done]
     itl = [(r.last - r.first) / (r.tokens - r.n_first) for r in done if r.tokens > r.n_first]
     lat = [r.last - r.sent for r in done]
     return {
         "concurrency": float(concurrency),
         "ttft_mean_ms": 1000.0 * float(np.mean(ttft)),
+        "ttft_p90_ms": 1000.0 * float(np.percentile(ttft, 90.0, method="linear")),
         "itl_mean_ms": 1000.0 * float(np.mean(itl)) if itl else 0.0,
         "tps_mean": float(np.mean([r.tokens / max(r.last - r.sent, 1e-9) for r in done])),
         "latency_mean_s": float(np.mean(lat)),
@@ -47,7 +68,7 @@ def _means(done: list[_Req], concurrency: int) -> dict[str, float]:
     }
 
 
-def closed_loop_level(
+def closed_loop_requests(
     params: ModelParams,
     concurrency: int,
     rounds: int = 10,
@@ -56,11 +77,9 @@ def closed_loop_level(
     seed: int = 0,
     client_gap_ms: float = 0.5,
     client_delay_ms: float = 0.0,
-) -> dict[str, float]:
-    """Means of one closed-loop level: ``concurrency`` streams of ``rounds`` requests each.
-
-    A stream's next request is sent ``client_delay_ms`` plus a uniform ``[0, 2 *
-    client_gap_ms]`` after its previous one ends."""
+) -> list[Request]:
+    """The finished requests of one closed-loop level, in virtual seconds (see
+    ``closed_loop_level``)."""
     rng = np.random.default_rng(seed)
     engine = make_engine(params, seed=seed)
     gap = client_gap_ms / 1000.0
@@ -68,14 +87,14 @@ def closed_loop_level(
     arrivals = [(float(rng.uniform(0, gap)), s) for s in range(concurrency)]
     heapq.heapify(arrivals)
     sent_count = [0] * concurrency
-    live: dict[int, _Req] = {}
-    done: list[_Req] = []
+    live: dict[int, Request] = {}
+    done: list[Request] = []
     next_id = 0
     while arrivals or live:
         te = engine.next_time()
         if arrivals and (te is None or arrivals[0][0] <= te):
             t, stream = heapq.heappop(arrivals)
-            live[next_id] = _Req(stream, t)
+            live[next_id] = Request(stream, t)
             sent_count[stream] += 1
             engine.add(next_id, prompt_tokens, output_tokens, t)
             next_id += 1
@@ -93,6 +112,27 @@ def closed_loop_level(
                 if sent_count[req.stream] < rounds:
                     back = te + delay + float(rng.uniform(0, 2 * gap))
                     heapq.heappush(arrivals, (back, req.stream))
+    return done
+
+
+def closed_loop_level(
+    params: ModelParams,
+    concurrency: int,
+    rounds: int = 10,
+    prompt_tokens: int = 128,
+    output_tokens: int = 128,
+    seed: int = 0,
+    client_gap_ms: float = 0.5,
+    client_delay_ms: float = 0.0,
+) -> dict[str, float]:
+    """Means of one closed-loop level: ``concurrency`` streams of ``rounds`` requests each.
+
+    A stream's next request is sent ``client_delay_ms`` plus a uniform ``[0, 2 *
+    client_gap_ms]`` after its previous one ends."""
+    done = closed_loop_requests(
+        params, concurrency, rounds, prompt_tokens, output_tokens, seed, client_gap_ms,
+        client_delay_ms,
+    )  # fmt: skip
     return _means(done, concurrency)
 
 
@@ -104,8 +144,8 @@ def closed_loop_sweep(
     output_tokens: int = 128,
     seed: int = 0,
 ) -> list[dict[str, float]]:
-    """One row of means per level (keys: concurrency, ttft_mean_ms, itl_mean_ms, tps_mean,
-    latency_mean_s, n)."""
+    """One row of means per level (keys: concurrency, ttft_mean_ms, ttft_p90_ms, itl_mean_ms,
+    tps_mean, latency_mean_s, n)."""
     return [
         closed_loop_level(params, c, rounds, prompt_tokens, output_tokens, seed=seed + c)
         for c in levels
@@ -113,16 +153,19 @@ def closed_loop_sweep(
 
 
 def fit_errors(
-    predicted: list[dict[str, float]], target: list[dict[str, float]]
+    predicted: list[dict[str, float]],
+    target: list[dict[str, float]],
+    metrics: Sequence[str] = METRICS,
 ) -> dict[str, float]:
-    """Absolute percentage errors per cell (``"c=8 ttft_mean_ms"``) plus ``mape`` and ``max``."""
+    """Absolute percentage errors per cell (``"c=8 ttft_mean_ms"``) plus ``mape`` and ``max``,
+    over ``metrics`` (the four means by default: the published fit error)."""
     by_c = {int(row["concurrency"]): row for row in predicted}
     cells: dict[str, float] = {}
     for row in target:
         pred = by_c.get(int(row["concurrency"]))
         if pred is None:
             continue
-        for key in METRICS:
+        for key in metrics:
             want = row.get(key)
             if want is None or not math.isfinite(want) or want == 0:
                 continue

@@ -1,0 +1,84 @@
+"""Held-out error: how well a profile predicts levels its fit never saw.
+
+A fit's own error (the levels it was fitted to) says little about what a profile promises:
+answers at concurrencies that were not measured. So the calibrator also fits on part of the
+levels and predicts the rest:
+
+- four or more levels: one train/test split. The fit sees the lowest, the middle and the
+  highest level (the seed's 1, 8 and 64 of 1..64) and predicts all the others;
+- three levels: the middle one is left out (fit on the two ends, predict the middle);
+- one or two levels: no held-out error (nothing to predict from).
+
+Held-out levels lie between fitted ones: this is the error of interpolating a sweep, the
+question the simulator is asked most. Extrapolating beyond the highest measured level is
+not covered by it (and is less trustworthy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from servecap.sim.params import ModelParams
+from servecap.sim.sweep import METRICS, TAIL_METRICS, closed_loop_sweep, fit_errors
+
+Rows = list[dict[str, float]]
+#: fits params to rows (the calibrator's own fit, with its settings)
+FitFn = Callable[[Rows], ModelParams]
+
+
+def split_levels(levels: Sequence[int]) -> tuple[list[int], list[int]] | None:
+    """(train, test) concurrency levels, or None when there are too few to hold any out."""
+    ordered = sorted(set(levels))
+    if len(ordered) < 3:
+        return None
+    if len(ordered) == 3:
+        return [ordered[0], ordered[2]], [ordered[1]]
+    train = sorted({ordered[0], ordered[(len(ordered) - 1) // 2], ordered[-1]})
+    return train, [c for c in ordered if c not in train]
+
+
+def describe_split(train: Sequence[int], test: Sequence[int]) -> str:
+    """``"fit on c=1,8,64; predicted c=2,4,16,32"``."""
+    return f"fit on c={','.join(map(str, train))}; predicted c={','.join(map(str, test))}"
+
+
+def per_metric(errs: dict[str, float]) -> dict[str, float]:
+    """Mean absolute relative error per metric from ``fit_errors`` cells."""
+    out: dict[str, float] = {}
+    for metric in (*METRICS, *TAIL_METRICS):
+        cells = [v for k, v in errs.items() if k.endswith(f" {metric}")]
+        if cells:
+            out[metric] = float(np.mean(cells))
+    return out
+
+
+def holdout(
+    rows: Rows, fit_fn: FitFn, prompt_tokens: int = 128, output_tokens: int = 128
+) -> tuple[Rows, Rows, str] | None:
+    """Fit on the train levels, sweep the test levels: (predicted rows, measured rows,
+    split description), or None when there are too few levels."""
+    split = split_levels([int(r["concurrency"]) for r in rows])
+    if split is None:
+        return None
+    train, test = split
+    params = fit_fn([r for r in rows if int(r["concurrency"]) in train])
+    pred = closed_loop_sweep(params, test, 10, prompt_tokens, output_tokens)
+    target = [r for r in rows if int(r["concurrency"]) in test]
+    return pred, target, describe_split(train, test)
+
+
+def error_table(prefix: str, pred: Rows, target: Rows) -> dict[str, float]:
+    """``[calibration]`` entries: ``{prefix}_mape`` and ``{prefix}_max_cell_error`` over the
+    four means (the published error), and ``{prefix}_{metric}`` per metric, the P90 TTFT
+    included where measured (rounded as the profile writes them)."""
+    means = fit_errors(pred, target)
+    out = {f"{prefix}_mape": round(means["mape"], 4),
+           f"{prefix}_max_cell_error": round(means["max"], 4)}  # fmt: skip
+    cells = fit_errors(pred, target, (*METRICS, *TAIL_METRICS))
+    out.update({f"{prefix}_{m}": round(v, 4) for m, v in per_metric(cells).items()})
+    return out
+
+
+__all__ = ["FitFn", "describe_split", "error_table", "holdout", "per_metric", "split_levels"]
