@@ -1,0 +1,85 @@
+"""`servecap sim predict PROFILE`: a calibrated profile's C_max, users and levels, no server.
+
+Registered on the `sim` group by `cli.main` (the simulator package itself stays an island:
+judging levels against SLOs is the stats layer's, which the simulator may not import).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from servecap.api.predict import Prediction, error_label, predict
+from servecap.cli.common import (
+    SLO_DEFAULTS,
+    StatChoice,
+    StatOption,
+    ThinkTimeOption,
+    TpsSloOption,
+    TtftSloOption,
+    fail_input,
+    slo_from_flags,
+    user_errors,
+)
+from servecap.cli.tables import levels_table, print_table
+from servecap.core.config import parse_levels
+from servecap.core.summary import LevelSummary
+from servecap.sim.profiles import ProfileError, load_profile
+
+DEFAULT_LEVELS = "1,2,4,8,16,32,64"
+
+
+def _headline(pred: Prediction, statistic: str) -> str:
+    plan = pred.plan
+    if plan.c_max is None:
+        return f"Predicted: no level meets the SLO at {statistic.upper()}."
+    more = " (every level passed: test higher)" if plan.c_max_lower_bound else ""
+    return (
+        f"Predicted C_max {plan.c_max}{more}: {plan.users} users at "
+        f"{statistic.upper()}, mean latency {plan.latency_mean_s:.2f} s at C_max."
+    )
+
+
+@user_errors
+def predict_cmd(
+    profile: Annotated[str, typer.Argument(help="Built-in profile name or a .toml/.json file")],
+    concurrency: Annotated[str, typer.Option(help="Levels to predict")] = DEFAULT_LEVELS,
+    input_tokens: Annotated[int, typer.Option(help="Prompt tokens per request")] = 128,
+    output_tokens: Annotated[int, typer.Option(help="Output tokens per request")] = 128,
+    rounds: Annotated[int, typer.Option(help="Requests per stream, as `servecap run`")] = 10,
+    ttft_slo_ms: TtftSloOption = SLO_DEFAULTS.ttft_ms,
+    tps_slo: TpsSloOption = SLO_DEFAULTS.tps,
+    stat: StatOption = StatChoice(SLO_DEFAULTS.statistic),
+    think_time_s: ThinkTimeOption = SLO_DEFAULTS.think_time_s,
+    format: Annotated[str, typer.Option(help="table or json")] = "table",
+) -> None:
+    """Predict C_max, users and the per-level table from a calibrated profile (no server)."""
+    if format not in ("table", "json"):
+        raise fail_input(f"invalid --format {format!r}: use table or json")
+    for flag, value in (("--input-tokens", input_tokens), ("--output-tokens", output_tokens),
+                        ("--rounds", rounds)):  # fmt: skip
+        if value < 1:
+            raise fail_input(f"invalid {flag} {value}: must be >= 1")
+    levels = parse_levels(concurrency)
+    slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
+    try:
+        prof = load_profile(profile)
+    except ProfileError as exc:
+        raise fail_input(str(exc)) from None
+    if prof.params.fixed:
+        raise fail_input(f"profile {prof.name} has a fixed schedule: it predicts nothing")
+    pred = predict(prof, levels, slo, input_tokens, output_tokens, rounds)
+    if format == "json":
+        print(pred.model_dump_json(indent=2))
+        return
+    console = Console()
+    label = error_label(pred.holdout_mape, pred.holdout_max_cell_error)
+    console.print(f"{prof.name}: {pred.label}; {label}", markup=False, highlight=False)
+    if pred.holdout_split:
+        console.print(f"held-out error measured as: {pred.holdout_split}", markup=False)
+    summaries = [LevelSummary.model_validate(row) for row in pred.levels]
+    title = f"predicted {input_tokens} in / {output_tokens} out, {rounds} rounds"
+    print_table(console, levels_table(title, summaries))
+    console.print(_headline(pred, slo.statistic), markup=False, highlight=False)
