@@ -95,11 +95,11 @@ def predict(
 
 
 def error_label(mape: float | None, worst: float | None) -> str:
-    """``"simulated: held-out error 7.1% (worst cell 24%)"``, or says there is none."""
+    """``"held-out error 7.1% (worst cell 24%)"``, or says there is none."""
     if mape is None:
-        return "simulated: this profile has no held-out error (fitted without one)"
+        return "no held-out error (the profile was fitted without one)"
     tail = f" (worst cell {worst:.0%})" if worst is not None else ""
-    return f"simulated: held-out error {mape:.1%}{tail}"
+    return f"held-out error {mape:.1%}{tail}"
 
 
 __all__ = ["PREDICTION_LABEL", "Prediction", "error_label", "predict"]

@@ -76,10 +76,11 @@ def predict_cmd(
         return
     console = Console()
     label = error_label(pred.holdout_mape, pred.holdout_max_cell_error)
-    console.print(f"{prof.name}: {pred.label}; {label}", markup=False, highlight=False)
+    plain = {"markup": False, "highlight": False, "soft_wrap": True}
+    console.print(f"{prof.name}: {pred.label}; {label}", **plain)  # type: ignore[arg-type]
     if pred.holdout_split:
-        console.print(f"held-out error measured as: {pred.holdout_split}", markup=False)
+        console.print(f"held-out error measured as: {pred.holdout_split}", **plain)  # type: ignore[arg-type]
     summaries = [LevelSummary.model_validate(row) for row in pred.levels]
     title = f"predicted {input_tokens} in / {output_tokens} out, {rounds} rounds"
     print_table(console, levels_table(title, summaries))
-    console.print(_headline(pred, slo.statistic), markup=False, highlight=False)
+    console.print(_headline(pred, slo.statistic), **plain)  # type: ignore[arg-type]

@@ -25,6 +25,7 @@ from servecap.report.charts_rate import RATE_CHARTS, has_rate_levels
 from servecap.report.charts_spec import CHARTS
 from servecap.report.deployment import deployment_table
 from servecap.report.model import ReportModel, ReportOptions, RunMeta
+from servecap.report.simulated import simulated_label
 from servecap.report.timeline import build_timeline
 from servecap.report.verified import verified_users
 from servecap.storage.runs import Run, run_goodput, status_text
@@ -216,6 +217,7 @@ def methodology(metas: list[RunMeta], options: ReportOptions) -> list[tuple[str,
         ),
         *_worker_rows(metas),
         ("Simulator time scale", _per_run(metas, lambda m: m.time_scale)),
+        ("Simulated numbers", _per_run(metas, lambda m: simulated_label(m.server))),
         (
             "Tool version",
             f"servecap {__version__} (report); runs: " + _per_run(metas, lambda m: m.tool_version),

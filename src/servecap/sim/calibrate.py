@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from servecap.sim.fitting import default_free, fit_params
-from servecap.sim.holdout import error_table, holdout
+from servecap.sim.holdout import HeldOut, error_table, holdout
 from servecap.sim.params import ModelParams
 from servecap.sim.profiles import Profile, profile_from_dict
 from servecap.sim.sweep import METRICS, TAIL_METRICS, closed_loop_sweep
@@ -124,6 +124,22 @@ def fit(
     """A profile like ``base`` with its parameters fitted to ``levels`` (128/128 tokens),
     its ``[calibration]`` table holding the fit error and (``with_holdout``) the held-out
     error of the same fit on part of the levels (see ``holdout``)."""
+    opts = {"max_evals": max_evals, "restarts": restarts, "seeds": seeds}
+    return fit_with_holdout(levels, base, free, name, source, with_holdout, **opts)[0]
+
+
+def fit_with_holdout(
+    levels: list[dict[str, float]],
+    base: Profile,
+    free: Sequence[str] | None = None,
+    name: str | None = None,
+    source: str = "",
+    with_holdout: bool = True,
+    max_evals: int = 120,
+    restarts: int = 1,
+    seeds: int = 1,
+) -> tuple[Profile, HeldOut | None]:
+    """``fit``, and the held-out fit itself (its parameters, fitted on the train levels)."""
     if not levels:
         raise CalibrationInputError("nothing to fit: no levels")
     names = list(free) if free is not None else default_free(base.params)
@@ -148,9 +164,24 @@ def fit(
     }
     held = holdout(levels, fit_fn) if with_holdout else None
     if held is not None:
-        calibration["holdout_split"] = held[2]
-        calibration.update(error_table("holdout", held[0], held[1]))
-    return fitted.model_copy(update={"calibration": calibration})
+        calibration["holdout_split"] = held.split
+        calibration.update(error_table("holdout", held.pred, held.target))
+    return fitted.model_copy(update={"calibration": calibration}), held
+
+
+def holdout_profile(profile: Profile, held: HeldOut) -> Profile:
+    """The held-out fit as a profile of its own (what ``holdout_*`` errors were measured on)."""
+    train = ",".join(str(int(r["concurrency"])) for r in held.train)
+    calibration: dict[str, str | float] = {
+        "holdout_of": profile.name,
+        "fitted_on": f"c={train} only",
+        "holdout_split": held.split,
+        **{k: v for k, v in profile.calibration.items() if k.startswith("holdout_")},
+    }
+    return profile.model_copy(
+        update={"name": f"{profile.name}-holdout", "params": held.params,
+                "calibration": calibration}
+    )  # fmt: skip
 
 
 def write_profile(profile: Profile, path: str | Path, how: str = "") -> None:
@@ -175,15 +206,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed-csv", required=True)
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--only", action="append", default=None, help="config name (repeatable)")
-    ap.add_argument("--evals", type=int, default=300, help="evaluations per search phase")
-    ap.add_argument("--seeds", type=int, default=2, help="seeded sweeps averaged per loss")
+    ap.add_argument("--evals", type=int, default=200, help="evaluations per search phase")
+    ap.add_argument("--seeds", type=int, default=1, help="seeded sweeps averaged per loss")
+    where = "where the held-out fits go (default: OUT_DIR/../holdout_fits)"
+    ap.add_argument("--holdout-dir", default=None, help=where)
     args = ap.parse_args(argv)
+    holdout_dir = Path(args.holdout_dir or Path(args.out_dir).parent / "holdout_fits")
     levels = read_levels(args.seed_csv)
     for config, base in seed_bases().items():
         if (args.only and config not in args.only) or config not in levels:
             continue
         t0 = time.monotonic()
-        profile = fit(
+        profile, held = fit_with_holdout(
             levels[config],
             base,
             source=Path(args.seed_csv).name,
@@ -191,6 +225,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             seeds=args.seeds,
         )
         write_profile(profile, Path(args.out_dir) / f"{config}.toml", SEED_COMMAND)
+        if held is not None:
+            holdout_dir.mkdir(parents=True, exist_ok=True)
+            write_profile(holdout_profile(profile, held), holdout_dir / f"{config}.toml",
+                          SEED_COMMAND)  # fmt: skip
         cal = profile.calibration
         print(
             f"{config}: fit mape {cal['mape']:.3f} max {cal['max_cell_error']:.3f}; "

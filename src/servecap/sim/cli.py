@@ -25,6 +25,7 @@ PROFILE_HELP = "Built-in profile name (see `servecap sim profiles`) or a .toml/.
 SCALE_HELP = "Run the model this many times faster than real time (stated in /version)."
 CACHE_HELP = "Prefix caching on or off (default: the profile's; the seed profiles' is off)."
 KV_HELP = "KV budget in tokens (default: the profile's); a prefix cache lives in it."
+SLOTS_HELP = "The engine's sequence slots (e.g. llama-server -np, vLLM --max-num-seqs)."
 
 
 def _fail(message: str) -> NoReturn:
@@ -148,17 +149,15 @@ def _pick_config(levels: dict[str, list[dict[str, float]]], config: str | None) 
     return next(iter(levels))
 
 
-def _default_base(config: str) -> Profile:
-    from servecap.sim.profiles import Deployment
-    from servecap.sim.seed_bases import seed_bases
+def _default_base(config: str, slots: int | None, kv_budget: int | None) -> Profile:
+    """The seed deployment's base for a seed config (unless the deployment's limits are
+    given), else the generic one with the given sequence slots and KV budget."""
+    from servecap.sim.seed_bases import generic_base, seed_bases
 
     bases = seed_bases()
-    if config in bases:
+    if config in bases and slots is None and kv_budget is None:
         return bases[config]
-    generic = bases["vllm-direct"]
-    return generic.model_copy(
-        update={"deployment": Deployment(engine="unknown", notes="calibrated from measurements")}
-    )
+    return generic_base(slots or 256, kv_budget or 1_000_000)
 
 
 @sim_app.command("calibrate")
@@ -168,26 +167,41 @@ def calibrate_cmd(
     config: str | None = typer.Option(None, "--config", help="Config to fit (CSV inputs)."),
     base: str | None = typer.Option(None, "--base", help="Starting profile; " + PROFILE_HELP),
     name: str | None = typer.Option(None, "--name", help="Name of the new profile."),
+    slots: int | None = typer.Option(None, "--max-num-seqs", help=SLOTS_HELP),
+    kv_budget: int | None = typer.Option(None, "--kv-budget-tokens", help=KV_HELP),
 ) -> None:
-    """Fit a profile's model parameters to measured level means (least squares)."""
+    """Fit a profile's model to measured levels; report its fit and held-out error."""
     from servecap.sim.calibrate import CalibrationInputError, fit, read_levels, write_profile
+    from servecap.sim.seed_bases import GENERIC_FREE
 
     if out.suffix.lower() != ".toml":
         _fail(f"--out must end in .toml, not {out.name!r}")
+    for flag, value in (("--max-num-seqs", slots), ("--kv-budget-tokens", kv_budget)):
+        if value is not None and value < 1:
+            _fail(f"{flag} must be >= 1, not {value}")
     try:
         levels = read_levels(source)
     except CalibrationInputError as exc:
         _fail(str(exc))
     chosen = _pick_config(levels, config)
-    start = _profile(base) if base else _default_base(chosen)
+    start = _profile(base) if base else _default_base(chosen, slots, kv_budget)
     if start.params.fixed:
         _fail("the base profile has a fixed schedule; pick a step-model profile as --base")
-    profile = fit(levels[chosen], start, name=name or chosen, source=str(source))
+    generic = start.deployment.engine == "unknown" and not base
+    free = list(GENERIC_FREE) if generic else None
+    profile = fit(levels[chosen], start, free=free, name=name or chosen, source=str(source))
     try:
         write_profile(profile, out, f"servecap sim calibrate {source} --out {out}")
     except OSError as exc:
         _fail(f"cannot write {out}: {exc.strerror or exc}")
+    cal = profile.calibration
+    held = (
+        f"held-out ({cal['holdout_split']}) {float(cal['holdout_mape']):.1%}, "
+        f"worst cell {float(cal['holdout_max_cell_error']):.1%}"
+        if "holdout_mape" in cal
+        else "no held-out error (fewer than 3 levels)"
+    )
     typer.echo(
-        f"wrote {out}: mean abs. error {profile.calibration['mape']:.1%}, "
-        f"worst cell {profile.calibration['max_cell_error']:.1%}"
+        f"wrote {out}: fit error {float(cal['mape']):.1%}, worst cell "
+        f"{float(cal['max_cell_error']):.1%}; {held}"
     )

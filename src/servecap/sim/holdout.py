@@ -17,6 +17,7 @@ not covered by it (and is less trustworthy).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -54,19 +55,30 @@ def per_metric(errs: dict[str, float]) -> dict[str, float]:
     return out
 
 
+@dataclass(frozen=True)
+class HeldOut:
+    """A fit on the train levels and its prediction of the test levels."""
+
+    params: ModelParams  # fitted on the train levels only
+    train: Rows  # the measured rows it was fitted to
+    target: Rows  # the measured rows it predicts
+    pred: Rows  # its sweep of the target's levels
+    split: str  # describe_split's text
+
+
 def holdout(
     rows: Rows, fit_fn: FitFn, prompt_tokens: int = 128, output_tokens: int = 128
-) -> tuple[Rows, Rows, str] | None:
-    """Fit on the train levels, sweep the test levels: (predicted rows, measured rows,
-    split description), or None when there are too few levels."""
+) -> HeldOut | None:
+    """Fit on the train levels and sweep the test levels; None when there are too few."""
     split = split_levels([int(r["concurrency"]) for r in rows])
     if split is None:
         return None
     train, test = split
-    params = fit_fn([r for r in rows if int(r["concurrency"]) in train])
+    fitted_on = [r for r in rows if int(r["concurrency"]) in train]
+    params = fit_fn(fitted_on)
     pred = closed_loop_sweep(params, test, 10, prompt_tokens, output_tokens)
     target = [r for r in rows if int(r["concurrency"]) in test]
-    return pred, target, describe_split(train, test)
+    return HeldOut(params, fitted_on, target, pred, describe_split(train, test))
 
 
 def error_table(prefix: str, pred: Rows, target: Rows) -> dict[str, float]:
@@ -81,4 +93,6 @@ def error_table(prefix: str, pred: Rows, target: Rows) -> dict[str, float]:
     return out
 
 
-__all__ = ["FitFn", "describe_split", "error_table", "holdout", "per_metric", "split_levels"]
+__all__ = [
+    "FitFn", "HeldOut", "describe_split", "error_table", "holdout", "per_metric", "split_levels",
+]  # fmt: skip

@@ -63,6 +63,8 @@ class SimState:
             "time_scale": self.time_scale,
             "deployment": self.profile.deployment.model_dump(),
             "params": self.profile.params.model_dump(),
+            # the profile's fit and held-out error: a report labels simulated numbers by it
+            "calibration": dict(self.profile.calibration),
         }
 
 

@@ -1,0 +1,156 @@
+"""The simulator's held-out error: fit on some levels, predict the others (issue 20).
+
+Not a test: prints tables. For each seed deployment (the seed report's Appendix A,
+tests/data/kimi-k3-b300-appendix-a.csv) the calibrator's own fit sees c = 1, 8 and 64 only,
+and the profile it makes predicts c = 2, 4, 16 and 32:
+
+    python bench/sim_holdout.py                 # virtual time (the pure closed-loop sweep)
+    python bench/sim_holdout.py --client        # also through the user's path: the fitted
+                                                # profile served by `servecap sim`, swept at
+                                                # the held-out levels by `servecap run`
+    python bench/sim_holdout.py --recorded      # what the committed profiles' [calibration]
+                                                # tables say (instant)
+    python bench/sim_holdout.py --cmax          # each committed seed profile swept with 10
+                                                # rounds through `servecap run` + plan: its
+                                                # P90 C_max against the seed's
+    python bench/sim_holdout.py --engine        # the llama-server proof (tests/engines)
+
+Errors are mean absolute relative errors over cells (level x TTFT, ITL, TPS and latency
+means); "worst" is the largest cell. Numbers measured on a loaded machine say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from servecap.sim.calibrate import read_levels  # noqa: E402
+from servecap.sim.fitting import default_free, fit_params  # noqa: E402
+from servecap.sim.holdout import HeldOut, holdout  # noqa: E402
+from servecap.sim.profiles import load_profile  # noqa: E402
+from servecap.sim.seed_bases import seed_bases  # noqa: E402
+from servecap.sim.sweep import closed_loop_sweep, fit_errors  # noqa: E402
+
+SEED_CSV = ROOT / "tests" / "data" / "kimi-k3-b300-appendix-a.csv"
+CONFIGS = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")
+SEED_CMAX = {"vllm-direct": 32, "vllm-spec": 32, "sglang-direct": 16, "sglang-spec": 2}
+
+
+def _held_out(config: str, evals: int, seeds: int) -> HeldOut:
+    base = seed_bases()[config].params
+    free = default_free(base)
+
+    def fit_fn(rows: list[dict[str, float]]) -> Any:
+        return fit_params(rows, base, free, max_evals=evals, seeds=seeds)[0]
+
+    held = holdout(read_levels(SEED_CSV)[config], fit_fn)
+    assert held is not None
+    return held
+
+
+def _through_client(held: HeldOut, config: str, tmp: Path) -> dict[str, float]:
+    """Serve the held-out fit with `servecap sim`, sweep its test levels, compare."""
+    from servecap.api.run import Secrets, run_benchmark
+    from servecap.core.config import ClientOptions, RunConfig
+    from servecap.sim.calibrate import write_profile
+    from servecap.sim.runner import start_server_process
+    from servecap.storage.runs import load_runs
+
+    prof = seed_bases()[config].model_copy(update={"params": held.params})
+    path = tmp / f"{config}-holdout.toml"
+    write_profile(prof, path, "bench/sim_holdout.py (fit on c=1,8,64)")
+    levels = [int(r["concurrency"]) for r in held.target]
+    with start_server_process(str(path)) as server:
+        config_ = RunConfig(name=f"{config}-holdout", concurrency=levels, rounds=10,
+                            out_dir=str(tmp / "runs"),
+                            client=ClientOptions(base_url=server.base_url))  # fmt: skip
+        outcome = run_benchmark(config_, Secrets())
+    (run,) = load_runs([outcome.run_dir])
+    rows = [lv.model_dump() for lv in run.levels]
+    return fit_errors(rows, held.target)
+
+
+def _row(config: str, fit: float, held: dict[str, float], client: dict[str, float] | None) -> str:
+    line = f"| {config} | {fit:.1%} | {held['mape']:.1%} | {held['max']:.1%} |"
+    if client is not None:
+        line += f" {client['mape']:.1%} / {client['max']:.1%} |"
+    return line
+
+
+def virtual_and_client(evals: int, seeds: int, client: bool) -> None:
+    head = "| deployment | fit error on its 3 levels | held-out mean | held-out worst |"
+    print(head + (" through the user's path: mean / worst |" if client else ""))
+    print("|---|---|---|---|" + ("---|" if client else ""))
+    with tempfile.TemporaryDirectory(prefix="sim-holdout-") as tmp:
+        for config in CONFIGS:
+            t0 = time.monotonic()
+            held = _held_out(config, evals, seeds)
+            fit = fit_errors(closed_loop_sweep(held.params, [1, 8, 64]), held.train)["mape"]
+            errs = fit_errors(held.pred, held.target)
+            via = _through_client(held, config, Path(tmp)) if client else None
+            print(_row(config, fit, errs, via) + f"  ({time.monotonic() - t0:.0f} s)", flush=True)
+
+
+def recorded() -> None:
+    print("| profile | fit mean / worst (7 levels) | held-out split | held-out mean / worst |")
+    print("|---|---|---|---|")
+    for config in CONFIGS:
+        cal = load_profile(config).calibration
+        print(f"| {config} | {float(cal['mape']):.1%} / {float(cal['max_cell_error']):.1%} | "
+              f"{cal.get('holdout_split')} | {float(cal['holdout_mape']):.1%} / "
+              f"{float(cal['holdout_max_cell_error']):.1%} |")  # fmt: skip
+
+
+def cmax_through_client(rounds: int) -> None:
+    """The demo's path: every seed profile swept side by side at x1, then plan (P90)."""
+    from servecap.api.demo import run_demo
+
+    with tempfile.TemporaryDirectory(prefix="sim-cmax-") as tmp:
+        t0 = time.monotonic()
+        result = run_demo(Path(tmp), rounds=rounds)
+        print(f"{rounds}-round sweeps through servecap run, plan at P90 TTFT <= 1 s, TPS >= 15 "
+              f"({time.monotonic() - t0:.0f} s):")  # fmt: skip
+        for run in result.plan.runs:
+            print(f"  {run.name}: C_max {run.c_max} (seed {SEED_CMAX.get(run.name)}), "
+                  f"users {run.users}")  # fmt: skip
+
+
+def engine() -> None:
+    from tests.engines import procs, sim_proof
+    from tests.engines.tinymodel import ensure_model
+
+    binary = procs.llama_server_binary(build=True)
+    assert binary is not None
+    with tempfile.TemporaryDirectory(prefix="sim-proof-") as tmp:
+        print(sim_proof.table(sim_proof.run_proof(binary, ensure_model().gguf, Path(tmp))))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--evals", type=int, default=200, help="as the seed refit command")
+    parser.add_argument("--seeds", type=int, default=1, help="as the seed refit command")
+    parser.add_argument("--client", action="store_true")
+    parser.add_argument("--recorded", action="store_true")
+    parser.add_argument("--cmax", action="store_true")
+    parser.add_argument("--rounds", type=int, default=10, help="--cmax rounds")
+    parser.add_argument("--engine", action="store_true")
+    args = parser.parse_args()
+    if args.recorded:
+        recorded()
+    elif args.cmax:
+        cmax_through_client(args.rounds)
+    elif args.engine:
+        engine()
+    else:
+        virtual_and_client(args.evals, args.seeds, args.client)
+
+
+if __name__ == "__main__":
+    main()

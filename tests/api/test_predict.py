@@ -1,0 +1,88 @@
+"""`servecap sim predict`: a profile's answer for a workload, in virtual time, labelled."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from servecap.api.predict import error_label, predict
+from servecap.cli.main import app
+from servecap.core.config import SLO
+from servecap.sim.params import ModelParams
+from servecap.sim.profiles import Profile
+from servecap.sim.tomlout import profile_to_toml
+
+runner = CliRunner()
+
+
+def _profile(slots: int = 256) -> Profile:
+    # 10 ms a step whatever the batch, no frontend: TTFT is one step, ITL 10 ms, until the
+    # slots run out and requests queue for one
+    params = ModelParams(step_base_ms=10.0, idle_window_ms=0.0, max_num_seqs=slots)
+    return Profile(name="flat", params=params,
+                   calibration={"holdout_mape": 0.08, "holdout_max_cell_error": 0.2,
+                                "holdout_split": "fit on c=1,8,64; predicted c=2,4,16,32"})  # fmt: skip
+
+
+def test_predict_judges_levels_like_plan() -> None:
+    # 4 slots: c=8 queues half its requests for a whole request (64 steps, 640 ms) and c=16
+    # three quarters of them, two or three requests' time: P90 TTFT > 1 s there
+    pred = predict(_profile(slots=4), [1, 4, 8, 16], SLO(), 128, 64, rounds=5)
+    ttft = {row["concurrency"]: row["ttft_p90_ms"] for row in pred.levels}
+    # alone, a request's prefill is one step; with 4 streams it may wait for a running step
+    assert ttft[1] == pytest.approx(10.0, abs=1.0) and ttft[4] <= 20.5
+    assert ttft[8] > 600 and ttft[16] > 1000
+    assert pred.plan.c_max == 8
+    itl = pred.levels[0]["itl_mean_ms"]
+    assert itl == pytest.approx(10.0, rel=0.01)
+    # users by Little's law at C_max: 8 x (1 + 45 / L)
+    lat = pred.plan.latency_mean_s
+    assert lat is not None and pred.plan.users == round(8 * (1 + 45.0 / lat))
+    assert pred.holdout_mape == 0.08 and pred.label.startswith("simulated")
+
+
+def test_longer_prompts_cost_more_prefill() -> None:
+    prof = _profile().model_copy(update={"params": ModelParams(step_base_ms=10.0,
+                                                               prefill_ms_per_token=0.1)})  # fmt: skip
+    short, long = (predict(prof, [1], SLO(), n, 16, rounds=3).levels[0]["ttft_mean_ms"]
+                   for n in (128, 1024))  # fmt: skip
+    assert long - short == pytest.approx(0.1 * (1024 - 128), rel=0.02)
+
+
+def test_error_label() -> None:
+    assert error_label(0.071, 0.24) == "held-out error 7.1% (worst cell 24%)"
+    assert "no held-out error" in error_label(None, None)
+
+
+def test_cli_prints_a_labelled_prediction(tmp_path: Path) -> None:
+    path = tmp_path / "flat.toml"
+    path.write_text(profile_to_toml(_profile(slots=4)))
+    res = runner.invoke(app, ["sim", "predict", str(path), "--concurrency", "1,8,16",
+                              "--output-tokens", "64", "--rounds", "5"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "simulated (prediction, not a measurement)" in res.output
+    assert "held-out error 8.0% (worst cell 20%)" in res.output
+    assert "Predicted C_max 8" in res.output
+    res = runner.invoke(app, ["sim", "predict", str(path), "--concurrency", "1,2",
+                              "--format", "json"])  # fmt: skip
+    data = json.loads(res.stdout)
+    assert data["plan"]["c_max"] == 2 and data["holdout_mape"] == 0.08
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["nope-profile"], "unknown profile"),
+        (["vllm-direct", "--input-tokens", "0"], "--input-tokens"),
+        (["vllm-direct", "--concurrency", "1,,2"], "--concurrency"),
+        (["vllm-direct", "--format", "xml"], "--format"),
+        (["deterministic"], "fixed schedule"),
+    ],
+)
+def test_cli_bad_input_exits_2(args: list[str], needle: str) -> None:
+    res = runner.invoke(app, ["sim", "predict", *args])
+    assert res.exit_code == 2, res.output
+    assert needle in res.stderr

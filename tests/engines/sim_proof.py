@@ -1,0 +1,170 @@
+"""The simulator's promise on a real engine: calibrate from a few levels, predict the rest.
+
+Measure llama-server at three levels of 128/128, calibrate a profile from that run with
+`servecap sim calibrate` (the engine's 8 slots set from its `-np`, the rest fitted), then
+measure what the calibration never saw (other concurrencies, and a second workload of
+longer prompts and shorter outputs) and compare each with `servecap sim predict`'s answer.
+Shared by tests/engines/test_sim_proof.py and bench/sim_holdout.py.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from servecap.sim.profiles import Profile, load_profile_file
+from tests.engines import procs
+from tests.engines.sweep import LLAMA_EXTRA_BODY, read_json, servecap
+
+CAL_LEVELS = (1, 4, 8)  # 128 in / 128 out: what the profile is calibrated on
+OTHER_LEVELS = (2, 6, 16)  # same workload, levels it never saw (16: beyond the 8 slots)
+SECOND = (512, 32, (1, 4))  # a second workload: input, output tokens, levels
+ROUNDS = 3
+CTX_PER_SLOT = 1024  # room for 512 + 32 tokens per slot
+METRICS = ("ttft_mean_ms", "itl_mean_ms", "tps_mean", "latency_mean_s")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One predicted number against its measurement."""
+
+    workload: str
+    concurrency: int
+    metric: str
+    predicted: float
+    measured: float
+
+    @property
+    def error(self) -> float:
+        return abs(self.predicted - self.measured) / abs(self.measured)
+
+
+@dataclass
+class Proof:
+    """What the proof measured: the profile, its own errors, and the comparisons."""
+
+    profile: Profile
+    cells: list[Cell] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    def group(self, workload: str) -> list[Cell]:
+        return [c for c in self.cells if c.workload == workload]
+
+    def mean_error(self, workload: str) -> float:
+        cells = self.group(workload)
+        return sum(c.error for c in cells) / len(cells)
+
+    def worst(self, workload: str) -> Cell:
+        return max(self.group(workload), key=lambda c: c.error)
+
+
+def engine(binary: Path, gguf: Path, log_dir: Path) -> procs.Engine:
+    """llama-server with 8 slots of CTX_PER_SLOT tokens each, one thread."""
+    eng = procs.llama_server(binary, gguf, log_dir)
+    argv = list(eng.argv)
+    argv[argv.index("-c") + 1] = str(procs.SLOTS * CTX_PER_SLOT)
+    eng.argv = argv
+    return eng
+
+
+def sweep(
+    eng: procs.Engine, out: Path, name: str, levels: Sequence[int], input_tokens: int,
+    output_tokens: int,
+) -> Path:  # fmt: skip
+    """One `servecap run` of ``levels``; its run directory."""
+    args = [
+        "run", "--base-url", eng.base_url, "--model", eng.model, "--name", name,
+        "--concurrency", ",".join(map(str, levels)), "--rounds", str(ROUNDS), "--warmup", "2",
+        "--input-tokens", str(input_tokens), "--output-tokens", str(output_tokens),
+        "--timeout", "300", "--stall-timeout", "120", "--out", str(out / name),
+        "--extra-body", json.dumps(LLAMA_EXTRA_BODY),
+    ]  # fmt: skip
+    result = servecap(*args, timeout_s=900)
+    if result.returncode != 0:
+        raise AssertionError(f"servecap run exited {result.returncode}:\n{result.stderr[-4000:]}")
+    (run_dir,) = [p.parent for p in (out / name).glob("*/run.json")]
+    return run_dir
+
+
+def calibrate(run_dir: Path, out: Path) -> Profile:
+    """`servecap sim calibrate RUN --max-num-seqs 8`: the profile it writes."""
+    kv = procs.SLOTS * CTX_PER_SLOT
+    result = servecap(
+        "sim", "calibrate", str(run_dir), "--out", str(out), "--name", "llama-tiny",
+        "--max-num-seqs", str(procs.SLOTS), "--kv-budget-tokens", str(kv), timeout_s=900,
+    )  # fmt: skip
+    if result.returncode != 0:
+        raise AssertionError(f"calibrate exited {result.returncode}:\n{result.stderr[-4000:]}")
+    return load_profile_file(out)
+
+
+def predicted(profile: Path, levels: Sequence[int], input_tokens: int, output_tokens: int
+              ) -> list[dict[str, Any]]:  # fmt: skip
+    """`servecap sim predict PROFILE --format json`: its levels."""
+    result = servecap(
+        "sim", "predict", str(profile), "--concurrency", ",".join(map(str, levels)),
+        "--input-tokens", str(input_tokens), "--output-tokens", str(output_tokens),
+        "--rounds", str(ROUNDS), "--format", "json",
+    )  # fmt: skip
+    if result.returncode != 0:
+        raise AssertionError(f"predict exited {result.returncode}:\n{result.stderr[-4000:]}")
+    levels_out: list[dict[str, Any]] = json.loads(result.stdout)["levels"]
+    return levels_out
+
+
+def compare(workload: str, pred: list[dict[str, Any]], run_dir: Path) -> list[Cell]:
+    """A cell per level and metric of the measured run."""
+    by_c = {int(row["concurrency"]): row for row in pred}
+    cells = []
+    for row in read_json(run_dir / "summary.json"):
+        want = by_c[int(row["concurrency"])]
+        for metric in METRICS:
+            if row.get(metric) and want.get(metric) is not None:
+                cells.append(Cell(workload, int(row["concurrency"]), metric,
+                                  float(want[metric]), float(row[metric])))  # fmt: skip
+    return cells
+
+
+def run_proof(binary: Path, gguf: Path, tmp: Path) -> Proof:
+    """Measure, calibrate, predict, measure again, compare (see the module docstring)."""
+    started = time.monotonic()
+    eng = engine(binary, gguf, tmp)
+    eng.start(health_timeout_s=60)
+    try:
+        cal_run = sweep(eng, tmp, "calibrate", CAL_LEVELS, 128, 128)
+        other_run = sweep(eng, tmp, "other-levels", OTHER_LEVELS, 128, 128)
+        inp, outp, levels = SECOND
+        second_run = sweep(eng, tmp, "second-workload", levels, inp, outp)
+    finally:
+        eng.stop()
+    prof_path = tmp / "llama-tiny.toml"
+    proof = Proof(calibrate(cal_run, prof_path))
+    proof.cells += compare("128/128 other levels",
+                           predicted(prof_path, OTHER_LEVELS, 128, 128), other_run)  # fmt: skip
+    proof.cells += compare(f"{inp}/{outp}", predicted(prof_path, levels, inp, outp), second_run)
+    proof.wall_s = time.monotonic() - started
+    return proof
+
+
+def table(proof: Proof) -> str:
+    """The comparison as text: one line per cell, then each group's mean and worst."""
+    cal = proof.profile.calibration
+    lines = [
+        f"profile fitted on c={','.join(map(str, CAL_LEVELS))} (128/128): fit error "
+        f"{float(cal['mape']):.1%}, held-out {float(cal.get('holdout_mape', 'nan')):.1%} "
+        f"({cal.get('holdout_split', 'none')})",
+        f"{'workload':<22} {'c':>3} {'metric':<15} {'predicted':>10} {'measured':>10} {'error':>7}",
+    ]
+    for c in proof.cells:
+        lines.append(f"{c.workload:<22} {c.concurrency:>3} {c.metric:<15} {c.predicted:>10.2f} "
+                     f"{c.measured:>10.2f} {c.error:>7.1%}")  # fmt: skip
+    for workload in dict.fromkeys(c.workload for c in proof.cells):
+        worst = proof.worst(workload)
+        lines.append(f"{workload}: mean error {proof.mean_error(workload):.1%}, worst "
+                     f"{worst.error:.1%} (c={worst.concurrency} {worst.metric})")  # fmt: skip
+    lines.append(f"(proof took {proof.wall_s:.0f} s)")
+    return "\n".join(lines)
