@@ -211,6 +211,17 @@ def test_admission_hold_is_memoryless_with_the_interval_as_mean() -> None:
     assert 0.25 < np.mean(waits > 0.2 + 0.015) < 0.45
 
 
+def test_admission_hold_in_steps_scales_with_the_step_time() -> None:
+    # the same 5-step hold is 50 ms with 10 ms steps and 100 ms with 20 ms steps
+    means = []
+    for step_ms in (10.0, 20.0):
+        p = SIMPLE.model_copy(update={"frontend_ms": 0.0, "step_base_ms": step_ms,
+                                      "admit_hold_steps": 5.0, "admit_interval_ms": 999.0})
+        means.append(np.mean([_first_token_wait(p, seed, arrive=0.5) for seed in range(300)]))
+    assert means[0] == pytest.approx(0.05 + 0.02, rel=0.15)
+    assert means[1] == pytest.approx(0.10 + 0.04, rel=0.15)
+
+
 def test_gather_window_lets_late_stragglers_join_without_a_hold() -> None:
     p = SIMPLE.model_copy(
         update={"frontend_ms": 0.0, "admit_interval_ms": 1000.0, "gather_ms": 25.0}

@@ -22,7 +22,7 @@ TAIL_WEIGHT = 1.0
 #: the TTFT objective C_max is most often asked at (servecap's default SLO, the seed's), and
 #: how far inside it a P90 must stay to count as on the same side
 SLO_TTFT_MS = 1000.0
-SLO_MARGIN = 0.03
+SLO_MARGIN = 0.05
 
 Objective = Callable[[np.ndarray], float]
 
@@ -122,6 +122,8 @@ def default_free(base: ModelParams) -> list[str]:
     if not (base.speculative and base.spec_graph_max_batch):
         free.remove("spec_eager_factor")
         free.remove("spec_eager_floor_ms")
+    # the hold's mean is fitted in steps or in ms, whichever the base uses
+    free.remove("admit_interval_ms" if base.admit_hold_steps > 0 else "admit_hold_steps")
     return free
 
 
@@ -168,7 +170,7 @@ def side_penalty(
 ) -> float:  # fmt: skip
     """Squared relative miss of the P90 TTFT at each level where the prediction falls on
     the other side of the SLO threshold than the measurement (with a margin: a client adds
-    a little), weighted x10. A profile is asked for C_max above all; a P90 a few percent
+    a little), weighted x30. A profile is asked for C_max above all; a P90 a few percent
     off on the wrong side of the threshold moves C_max a whole level."""
     by_c = {int(r["concurrency"]): r for r in pred}
     total = 0.0
@@ -179,7 +181,7 @@ def side_penalty(
         edge = threshold_ms * (1.0 - margin if want <= threshold_ms else 1.0 + margin)
         if (want <= threshold_ms) != (got <= edge):
             total += ((got - want) / want) ** 2
-    return 10.0 * total
+    return 30.0 * total
 
 
 def fit_params(

@@ -12,7 +12,8 @@ Admission is FIFO, limited by ``max_num_seqs`` and a KV-cache budget that reserv
 ``prompt + max_tokens`` tokens per admitted request (reservation, no preemption); requests
 beyond it wait, which is where TTFT jumps. With ``prefix_caching``, a request prefills only
 what the cache lacks (``prefix_cache``). While a batch runs, a request that reaches the
-scheduler is held for a seeded exponential time of mean ``admit_interval_ms``, and held
+scheduler is held for a seeded exponential time of mean ``admit_interval_ms`` (or of
+``admit_hold_steps`` times the last step's duration), and held
 requests whose time is up join the batch together once there are at least
 ``admit_ratio * running`` of them, so prefills batch together. An idle engine admits at
 once, and requests that reach it within ``gather_ms`` of that start join without a hold.
@@ -156,6 +157,7 @@ class StepEngine:
         self._step: _Step | None = None
         self._clock = 0.0
         self._batch_start = -np.inf  # when an idle engine last started a batch
+        self._last_step_s = 0.0  # duration of the step planned last
 
     def add(
         self, rid: int, prompt_tokens: int, max_tokens: int, now: float, blocks: Sequence[int] = ()
@@ -251,10 +253,17 @@ class StepEngine:
             self.counters.prompt_tokens += cached  # vLLM counts cached prompt tokens too
 
     def _hold(self, busy: bool) -> float:
-        """Seconds a request reaching a busy scheduler is held (memoryless, seeded)."""
-        if not busy or self.p.admit_interval_ms <= 0.0:
+        """Seconds a request reaching a busy scheduler is held (memoryless, seeded): a mean
+        of ``admit_hold_steps`` engine steps as long as the last one, when set (a hold in
+        steps grows with the batch, as a scheduler that admits at step boundaries does),
+        else of ``admit_interval_ms``."""
+        if not busy:
             return 0.0
-        return self.p.admit_interval_ms / 1000.0 * float(self._hold_rng.exponential())
+        if self.p.admit_hold_steps > 0.0:
+            mean_s = self.p.admit_hold_steps * self._last_step_s
+        else:
+            mean_s = self.p.admit_interval_ms / 1000.0
+        return mean_s * float(self._hold_rng.exponential()) if mean_s > 0.0 else 0.0
 
     def _plan(self, t: float) -> None:
         self._admit(t)
@@ -280,6 +289,7 @@ class StepEngine:
                 decoding.append(seq)
         step.decoded, step.tokens = decoding, self._decode_plan(decoding)
         step.end = t + self._duration(len(decoding), prefill_tokens) / 1000.0
+        self._last_step_s = step.end - t
         self._step = step
         self.counters.steps += 1
         self._gauges()

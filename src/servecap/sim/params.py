@@ -20,6 +20,7 @@ FIT_BOUNDS: dict[str, tuple[float, float]] = {
     "prefill_step_ms": (0.0, 400.0),
     "admit_ratio": (0.0, 1.0),
     "admit_interval_ms": (0.0, 1500.0),
+    "admit_hold_steps": (0.0, 60.0),
     "acceptance": (0.05, 0.98),
     "draft_ms": (0.0, 10.0),
     "verify_ms_per_token": (0.0, 2.0),
@@ -66,6 +67,10 @@ class ModelParams(BaseModel):
     # admit_ratio * running are due (0, 0 = admit at once)
     admit_ratio: float = Field(0.0, ge=0.0, le=4.0)
     admit_interval_ms: float = Field(0.0, ge=0.0)
+    # the hold's mean in engine steps instead (> 0: used in place of admit_interval_ms): a
+    # scheduler that lets new requests in at step boundaries holds them for steps, not ms,
+    # so the hold grows with the step time under load
+    admit_hold_steps: float = Field(0.0, ge=0.0)
     # requests that reach the scheduler within gather_ms of an idle engine starting a batch
     # join it without the hold (a closed loop's streams come back a few ms apart)
     gather_ms: float = Field(0.0, ge=0.0)

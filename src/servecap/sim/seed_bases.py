@@ -90,6 +90,7 @@ _START: dict[str, dict[str, float]] = {
         "prefill_step_ms": 12.63993,
         "admit_ratio": 0.032899,
         "admit_interval_ms": 60.127123,
+        "admit_hold_steps": 6.0,
     },
     "vllm-spec": {
         "frontend_ms": 37.30283,
@@ -102,6 +103,7 @@ _START: dict[str, dict[str, float]] = {
         "prefill_step_ms": 20.88382,
         "admit_ratio": 0.074613,
         "admit_interval_ms": 133.540979,
+        "admit_hold_steps": 5.0,
         "acceptance": 0.68986,
         "draft_ms": 2.494067,
         "verify_ms_per_token": 0.132004,
@@ -118,6 +120,7 @@ _START: dict[str, dict[str, float]] = {
         "prefill_step_ms": 46.083221,
         "admit_ratio": 0.034386,
         "admit_interval_ms": 371.519122,
+        "admit_hold_steps": 25.0,
     },
     "sglang-spec": {
         "frontend_ms": 64.774916,
@@ -130,6 +133,7 @@ _START: dict[str, dict[str, float]] = {
         "prefill_step_ms": 342.553451,
         "admit_ratio": 0.04812,
         "admit_interval_ms": 2.467157,
+        "admit_hold_steps": 1.0,
         "acceptance": 0.790319,
         "draft_ms": 0.0,
         "verify_ms_per_token": 0.489828,
