@@ -76,21 +76,25 @@ _SPEC_VLLM = {
 _SPEC_SGLANG = {"method": "DSPARK", "draft_model": "RadixArk/Kimi-K3-DSpark", "block_size": "7"}
 
 # Starting points for the fit: the profiles the calibrator wrote before it also fitted the
-# P90 TTFT (fitted to all seven levels' means); the fit moves on from here. (A held-out fit
-# starts here too, so its error is a little flattered: see bench/sim_holdout.py.)
+# P90 TTFT (fitted to all seven levels' means; vllm-direct's from a first fit with its hold
+# in steps); the fit moves on from here. vLLM-direct and SGLang-spec hold new requests for a
+# number of steps (admit_hold_steps), the other two for a time (admit_interval_ms): what
+# their seed TTFTs show (a wait that grows with the step time, or one that does not).
+# A held-out fit starts here too, so its error is somewhat flattered: these points were
+# fitted to all seven levels.
 _START: dict[str, dict[str, float]] = {
     "vllm-direct": {
-        "frontend_ms": 2.924482,
-        "frontend_jitter": 1.0,
-        "step_base_ms": 10.283981,
-        "decode_ms_per_seq": 0.865539,
-        "decode_exp": 0.512832,
-        "ctx_ms_per_ktoken": 0.16615,
-        "prefill_ms_per_token": 0.312372,
-        "prefill_step_ms": 12.63993,
-        "admit_ratio": 0.032899,
+        "frontend_ms": 18.807739,
+        "frontend_jitter": 0.927032,
+        "step_base_ms": 9.305767,
+        "decode_ms_per_seq": 1.197754,
+        "decode_exp": 0.636952,
+        "ctx_ms_per_ktoken": 0.379594,
+        "prefill_ms_per_token": 0.117265,
+        "prefill_step_ms": 21.425747,
+        "admit_ratio": 0.050598,
         "admit_interval_ms": 60.127123,
-        "admit_hold_steps": 6.0,
+        "admit_hold_steps": 4.771282,
     },
     "vllm-spec": {
         "frontend_ms": 37.30283,
@@ -103,7 +107,6 @@ _START: dict[str, dict[str, float]] = {
         "prefill_step_ms": 20.88382,
         "admit_ratio": 0.074613,
         "admit_interval_ms": 133.540979,
-        "admit_hold_steps": 5.0,
         "acceptance": 0.68986,
         "draft_ms": 2.494067,
         "verify_ms_per_token": 0.132004,
@@ -120,7 +123,6 @@ _START: dict[str, dict[str, float]] = {
         "prefill_step_ms": 46.083221,
         "admit_ratio": 0.034386,
         "admit_interval_ms": 371.519122,
-        "admit_hold_steps": 25.0,
     },
     "sglang-spec": {
         "frontend_ms": 64.774916,
