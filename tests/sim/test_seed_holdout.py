@@ -1,0 +1,69 @@
+"""The seed profiles' held-out error and P90 capacity, in virtual time (seeded, no clock).
+
+The held-out fits (src/servecap/sim/holdout_fits/, written by the seed refit command beside
+the profiles) were fitted on c = 1, 8 and 64 of each seed deployment only; swept here at all
+seven levels, they predict c = 2, 4, 16 and 32, which the fit never saw. The committed
+profiles (fitted on all seven) must give the seed's P90 C_max with the demo's 10 rounds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from servecap.api.predict import predict
+from servecap.core.config import SLO
+from servecap.sim.calibrate import read_levels
+from servecap.sim.holdout import split_levels
+from servecap.sim.profiles import load_profile, load_profile_file
+from servecap.sim.sweep import closed_loop_sweep, fit_errors
+from tests.seed_data import SEED_CSV
+
+CONFIGS = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")
+HOLDOUT_FITS = Path(__file__).resolve().parents[2] / "src" / "servecap" / "sim" / "holdout_fits"
+SEED_CMAX = {"vllm-direct": 32, "vllm-spec": 32, "sglang-direct": 16, "sglang-spec": 2}
+# What the held-out fits reach today (bench/sim_holdout.py prints the table), as a guard
+# against getting worse. Issue 20's bar, a mean <= 10% and no cell > 30% for every
+# deployment, is NOT met yet: means 10.6-14.5%, worst cells 35-55% (all but one of the cells
+# beyond 30% are TTFT means: the admission wait between the fitted levels).
+HELD_OUT_MEAN = 0.15
+HELD_OUT_WORST = 0.56
+
+
+@pytest.fixture(scope="module")
+def seed() -> dict[str, list[dict[str, float]]]:
+    return read_levels(SEED_CSV)
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_held_out_fit_predicts_the_levels_it_never_saw(
+    name: str, seed: dict[str, list[dict[str, float]]]
+) -> None:
+    held = load_profile_file(HOLDOUT_FITS / f"{name}.toml")
+    assert held.calibration["fitted_on"] == "c=1,8,64 only"
+    split = split_levels([int(r["concurrency"]) for r in seed[name]])
+    assert split == ([1, 8, 64], [2, 4, 16, 32])
+    test = [r for r in seed[name] if int(r["concurrency"]) in split[1]]
+    errs = fit_errors(closed_loop_sweep(held.params, split[1]), test)
+    assert errs["mape"] <= HELD_OUT_MEAN, f"{name}: held-out mean {errs['mape']:.3f}"
+    assert errs["max"] <= HELD_OUT_WORST, f"{name}: held-out worst {errs['max']:.3f}"
+    # the profile publishes the same held-out error (rounded as written)
+    cal = load_profile(name).calibration
+    assert float(cal["holdout_mape"]) == pytest.approx(errs["mape"], abs=1e-3)
+    assert cal["holdout_split"] == "fit on c=1,8,64; predicted c=2,4,16,32"
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_p90_capacity_matches_the_seed_with_ten_rounds(name: str) -> None:
+    pred = predict(load_profile(name), [1, 2, 4, 8, 16, 32, 64], SLO(), rounds=10)
+    assert pred.plan.c_max == SEED_CMAX[name], [row["ttft_p90_ms"] for row in pred.levels]
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_profile_says_what_was_fitted_and_what_was_set(name: str) -> None:
+    cal = load_profile(name).calibration
+    assert "step_base_ms" in str(cal["fitted"])
+    assert " = " in str(cal["set_from_deployment"])
+    if name.endswith("spec"):
+        assert "num_spec_tokens = 7" in str(cal["set_from_deployment"])
