@@ -22,9 +22,11 @@ def _profile(slots: int = 256) -> Profile:
     # 10 ms a step whatever the batch, no frontend: TTFT is one step, ITL 10 ms, until the
     # slots run out and requests queue for one
     params = ModelParams(step_base_ms=10.0, idle_window_ms=0.0, max_num_seqs=slots)
-    return Profile(name="flat", params=params,
-                   calibration={"holdout_mape": 0.08, "holdout_max_cell_error": 0.2,
-                                "holdout_split": "fit on c=1,8,64; predicted c=2,4,16,32"})  # fmt: skip
+    calibration: dict[str, str | float] = {
+        "holdout_mape": 0.08, "holdout_max_cell_error": 0.2,
+        "holdout_split": "fit on c=1,8,64; predicted c=2,4,16,32",
+    }  # fmt: skip
+    return Profile(name="flat", params=params, calibration=calibration)
 
 
 def test_predict_judges_levels_like_plan() -> None:
@@ -45,8 +47,8 @@ def test_predict_judges_levels_like_plan() -> None:
 
 
 def test_longer_prompts_cost_more_prefill() -> None:
-    prof = _profile().model_copy(update={"params": ModelParams(step_base_ms=10.0,
-                                                               prefill_ms_per_token=0.1)})  # fmt: skip
+    params = ModelParams(step_base_ms=10.0, prefill_ms_per_token=0.1)
+    prof = _profile().model_copy(update={"params": params})
     short, long = (predict(prof, [1], SLO(), n, 16, rounds=3).levels[0]["ttft_mean_ms"]
                    for n in (128, 1024))  # fmt: skip
     assert long - short == pytest.approx(0.1 * (1024 - 128), rel=0.02)
