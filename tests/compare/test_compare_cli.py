@@ -96,12 +96,34 @@ def test_a_twice_as_slow_target_loses_and_the_headline_says_so(comparison: Path)
     assert len(head["speedups"]) == 2 and head["speedups"][0]["estimate"] > 1
 
 
+def _page_data(html: str) -> dict:
+    start = html.index('<script type="application/json" id="report-data">')
+    body = html[html.index(">", start) + 1:html.index("</script>", start)]
+    return json.loads(body)
+
+
 def test_report_on_a_comparison_leads_with_the_headline(comparison: Path, tmp_path: Path) -> None:
     out = tmp_path / "rep"
     result = runner.invoke(app, ["report", str(comparison), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert result.output.startswith("b vs a:")
-    assert (out / "report.md").read_text().startswith("# Comparison headline")
+    md = (out / "report.md").read_text()
+    assert md.startswith("# Comparison headline")
+    assert "Interleaved comparison, 3 repeats per level" in md and "charts/C1-users-delta.png" in md
+    html = (out / "report.html").read_text()
+    # the HTML opens its summary with the comparison: the users sentence, then the charts
+    summary = html.index('id="summary"')
+    assert summary < html.index('id="comparison"') < html.index('id="chart-C1"') < html.index(
+        'id="headline"')
+    lead = html[html.index('id="comparison"'):html.index('id="chart-C1"')]
+    assert "users (95% CI" in lead and "more than a" in lead and "C_max" in lead
+    figures = _page_data(html)["figures"]
+    for chart_id in ("C1", "C2", "C3", "C4", "C5"):
+        traces = figures[chart_id]["data"]
+        assert traces and all("error_y" in t for t in traces), chart_id
+        bars = [v for t in traces for v in t["error_y"]["array"] + t["error_y"]["arrayminus"]]
+        assert all(v >= 0 for v in bars) and any(v > 0 for v in bars), chart_id
+    assert (out / "charts" / "C3-speedup-intervals.png").stat().st_size > 1000
 
 
 def test_report_on_separate_runs_says_not_interleaved_or_refuses(
@@ -112,6 +134,10 @@ def test_report_on_separate_runs_says_not_interleaved_or_refuses(
     result = runner.invoke(app, ["report", *map(str, runs), "--out", str(tmp_path / "r1")])
     assert result.exit_code == 0, result.output
     assert "not interleaved" in result.output
+    html = (tmp_path / "r1" / "report.html").read_text()
+    lead = html[html.index('id="comparison"'):html.index('id="chart-C1"')]
+    assert "not interleaved" in lead and "95% CI" in lead
+    assert "error_y" in json.dumps(_page_data(html)["figures"]["C4"])
     other = tmp_path / "other"
     shutil.copytree(runs[1], other)
     info = json.loads((other / "run.json").read_text())

@@ -35,6 +35,11 @@ def test_compare_page_starts_a_comparison_and_shows_its_headline(
     text = " ".join(m.value for m in at.markdown)
     assert "fast vs slow" in text
     assert "C\\_max" in text or "C_max" in text
+    shown = text.replace("\\", "")  # the page escapes Markdown punctuation
+    assert "95% CI" in shown and "more than slow" in shown  # the users delta, its interval
+    charts = at.get("plotly_chart")
+    assert len(charts) == 5  # the report's comparison charts, with error bars
+    assert all('"error_y"' in c.proto.spec for c in charts)
 
 
 def test_compare_page_bad_targets_say_why(app_factory: Any, tmp_path: Path) -> None:

@@ -1,29 +1,44 @@
-"""The comparison headline for `servecap report`: a stored comparison, or separate runs.
+"""The comparison `servecap report` leads with: a stored comparison, or separate runs.
 
 A comparison directory (one with `comparison.json`) is reanalysed from its records under the
 report's SLO. Separate runs of the same workload are compared as one repeat per level, and
 the headline says they were not interleaved. Runs of different workloads are not compared
-(`require=True`, `report --compare`, makes that an error instead).
+(`require=True`, `report --compare`, makes that an error instead). The result is the
+report's `ComparisonSection` (`report.comparison`): the HTML and Markdown report open with
+it, and its charts carry the intervals as error bars.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from servecap.analysis.capacity_delta import Headline, headline
-from servecap.analysis.comparison import Repeats, compare_targets
-from servecap.api.compare_store import COMPARISON_FILE, is_comparison, reanalyse
+from servecap.analysis.comparison import PairComparison, Repeats, compare_targets
+from servecap.api.compare_store import METHOD, is_comparison, reanalyse_pairs
+from servecap.api.report import ReportModel, ReportOptions, build_report
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
-from servecap.report.markdown import md
+from servecap.report.comparison import ComparisonSection, comparison_section
+from servecap.report.comparison_md import comparison_markdown
 from servecap.storage.run_dir import Run
 
 COMPARISON_MD = "comparison.md"
 # What must match for two runs to be compared: the load and the requests, not the target.
 WORKLOAD_KEYS = ("endpoint", "concurrency", "rounds", "input_tokens", "output_tokens", "load")
+
+
+@dataclass
+class Compared:
+    """Pairs and their headlines, in the same order, and how they were measured."""
+
+    pairs: list[PairComparison] = field(default_factory=list)
+    heads: list[Headline] = field(default_factory=list)
+    repeats: int | None = None
+    schedule: str = "interleaved"
 
 
 def workload_of(run: Run) -> dict[str, Any]:
@@ -54,32 +69,62 @@ def _samples(runs: Sequence[Run]) -> dict[str, dict[LevelKey, Repeats]]:
     return out
 
 
-def comparison_headlines(
+def find_comparison(
     paths: Sequence[Path], runs: Sequence[Run], slo: SLO, *, require: bool = False
-) -> list[Headline]:
-    """The headlines to lead a report with (none when the runs are not comparable)."""
+) -> Compared | None:
+    """What to lead a report with: None when the runs are not comparable (and not
+    `require`d to be; then that is a `UserInputError`, before anything is written)."""
     stored = [p for p in paths if is_comparison(p)]
     if stored:
-        return [h for p in stored for h in reanalyse(p, slo)]
+        out = Compared()
+        for path in stored:
+            data, pairs, heads = reanalyse_pairs(path, slo)
+            out.pairs += pairs
+            out.heads += heads
+            out.repeats = int(data.get("repeats", 0)) or None
+            out.schedule = str(data.get("schedule", "interleaved"))
+        return out
     usable = [r for r in runs if r.has_records]
     if len(usable) < 2 or len(usable) < len(runs):
         if require:
             raise UserInputError("--compare needs two or more runs with their request records")
-        return []
+        return None
     problem = _check_same_workload(usable)
     if problem:
         if require:
             raise UserInputError(problem)
-        return []
+        return None
     pairs = compare_targets(_samples(usable), interleaved=False)
-    return [headline(p, slo) for p in pairs]
+    return Compared(pairs, [headline(p, slo) for p in pairs], repeats=1)
 
 
-def headline_markdown(heads: Sequence[Headline]) -> str:
-    """The headlines as a short markdown section."""
-    lines = ["# Comparison headline", ""]
-    for h in heads:
-        lines += [f"## {md(h.b.name)} vs {md(h.a.name)}", ""]
-        lines += [f"- {md(s)}" for s in h.sentences] + [""]
-    lines.append(f"Method: see {COMPARISON_FILE} (method) and the README's compare section.")
-    return "\n".join(lines) + "\n"
+def section_of(compared: Compared, runs: Sequence[Run], slo: SLO) -> ComparisonSection:
+    """The report's comparison section, small-sample warnings from the runs' levels."""
+    levels_of = {run.name: run.levels for run in runs}
+    return comparison_section(compared.pairs, compared.heads, slo, METHOD, levels_of,
+                              compared.repeats, compared.schedule)
+
+
+def compared_report(
+    paths: Sequence[Path], runs: Sequence[Run], options: ReportOptions, *,
+    require: bool = False,
+) -> tuple[ReportModel, ComparisonSection | None]:
+    """The report's model, leading with the runs' comparison when there is one."""
+    found = find_comparison(paths, runs, options.slo, require=require)
+    section = section_of(found, runs, options.slo) if found else None
+    return build_report(list(runs), options, section), section
+
+
+def comparison_headlines(
+    paths: Sequence[Path], runs: Sequence[Run], slo: SLO, *, require: bool = False
+) -> list[Headline]:
+    """The headlines alone (none when the runs are not comparable)."""
+    found = find_comparison(paths, runs, slo, require=require)
+    return found.heads if found else []
+
+
+def write_comparison_md(section: ComparisonSection, out_dir: Path) -> Path:
+    """`comparison.md` beside the report: the comparison alone."""
+    path = out_dir / COMPARISON_MD
+    path.write_text(comparison_markdown(section), encoding="utf-8")
+    return path

@@ -59,6 +59,9 @@ class ComparisonFile:
     slots: list[SlotRecord] = field(default_factory=list)
     status: str = "running"
     interleaved: bool = True
+    # "interleaved": one slot at a time in the balanced order; "lockstep": every target ran
+    # each (repeat, level) at once, each in its own process (`api.compare_lockstep`)
+    schedule: str = "interleaved"
     method: str = METHOD
     compared: list[list[str]] = field(default_factory=list)  # [baseline, other] pairs
     pairs: list[dict[str, Any]] = field(default_factory=list)
@@ -152,10 +155,18 @@ def load_comparison(comp_dir: Path) -> tuple[dict[str, Any], dict[str, dict[Leve
     return data, samples
 
 
-def reanalyse(comp_dir: Path, slo: SLO) -> list[Headline]:
-    """The headlines of a stored comparison under `slo`, from its records."""
+def reanalyse_pairs(
+    comp_dir: Path, slo: SLO
+) -> tuple[dict[str, Any], list[PairComparison], list[Headline]]:
+    """A stored comparison's file, its pairs and their headlines under `slo`, from its
+    records."""
     data, samples = load_comparison(comp_dir)
     pairs = compare_targets(samples, interleaved=bool(data.get("interleaved", True)),
                             seed=int(data.get("seed", 0)),
                             pairs=[(a, b) for a, b in data.get("compared", [])])
-    return [headline(p, slo) for p in pairs]
+    return data, pairs, [headline(p, slo) for p in pairs]
+
+
+def reanalyse(comp_dir: Path, slo: SLO) -> list[Headline]:
+    """The headlines of a stored comparison under `slo`, from its records."""
+    return reanalyse_pairs(comp_dir, slo)[2]

@@ -1,119 +1,133 @@
-"""`run_demo`: the main job on a machine with no server: simulate, sweep, report.
+"""`run_demo`: the main job on a machine with no server: simulate, compare, verify, report.
 
-Each calibrated seed profile runs as its own simulator process on a free loopback port,
-swept by its own client process, all four side by side: at the seed's levels a simulated
-deployment and its client each use a few percent of a core (the time goes in the modelled
-GPU steps, not in CPU), so running them together keeps every stream's timing honest at real
-time (x1) and takes as long as the slowest deployment (sglang-spec, about 6 minutes with the
-seed's 10 rounds) instead of the sum (about 17). Each level's client health (loop lag, CPU
-share, stamp lag) is recorded as in any run, so a machine too busy for this says so.
+The seed's four deployments run as four simulator processes on loopback, compared as
+`servecap compare` compares (same prompts in the same order for every target, every level's
+records kept per repeat, `comparison.json` with the seed's three pairs): vllm-spec against
+vllm-direct, sglang-spec against sglang-direct, vllm-direct against sglang-direct. Each
+target's client runs in a process of its own (`api.compare_lockstep`), and by default in
+lock-step: each level runs on all four at the same moments, so drift on the machine hits
+them alike, and the demo takes as long as the slowest deployment at each level (about 7
+minutes at x1 with the seed's 10 rounds) rather than the sum of the four (about 17, the
+`interleaved` schedule, one slot at a time). At the seed's levels a simulated deployment and
+its client use a few percent of a core each; every level's client health is recorded as in
+any run, so a machine too busy for this says so.
+
+Then it verifies the users of the deployment that wins on P90 (`api.verify`): that many
+users with the seed's 45 s think time (exponential) and one-turn conversations (the sweep's
+request shape), against the same simulator at the same time scale, for `verify_s` seconds
+after a ramp of the same length (at most 45 s); `verification.json` lies in that verify run,
+which is in the comparison directory beside the sweeps, and the report reads it there.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import queue
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from servecap.api.compare import CompareConfig, servers
+from servecap.api.compare_lockstep import Schedule, run_lockstep
+from servecap.api.compare_report import compared_report
+from servecap.api.compare_targets import Target
 from servecap.api.plan import CapacityReport, plan_runs
-from servecap.api.progress import NullProgress, ProgressSink
-from servecap.api.queue_progress import QueueProgress
-from servecap.api.run import Secrets, run_benchmark
-from servecap.core.config import DEFAULT_LEVELS, SLO, ClientOptions, RunConfig
-from servecap.sim.runner import start_server_process
-from servecap.storage.runs import Run, load_runs
+from servecap.api.progress import ProgressSink
+from servecap.api.report import ReportOptions, write_report
+from servecap.api.run import Secrets
+from servecap.api.verify import Verification, VerifyOptions, verify
+from servecap.core.config import DEFAULT_LEVELS, SLO, RunConfig
+from servecap.report.comparison import ComparisonSection
+from servecap.storage.runs import load_runs
 
 SEED_PROFILES: tuple[str, ...] = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")
+# (A, B): B against A, as the seed compares them
+SEED_PAIRS: tuple[tuple[str, str], ...] = (
+    ("vllm-direct", "vllm-spec"), ("sglang-direct", "sglang-spec"),
+    ("sglang-direct", "vllm-direct"),
+)
 DEMO_ROUNDS = 10  # the seed's: P90 from fewer samples is one or two requests at c=1-2
-_POLL_S = 0.5
+VERIFY_S = 45.0
+VERIFY_THINK = "exp:45"  # the seed's 45 s think time, drawn per user (exponential)
+VERIFY_TURNS = "1"  # one request per conversation: the sweep's request shape
+
+
+@dataclass
+class DemoOptions:
+    rounds: int = DEMO_ROUNDS
+    levels: tuple[int, ...] = DEFAULT_LEVELS
+    time_scale: float = 1.0
+    repeats: int = 1
+    schedule: Schedule = "lockstep"
+    verify_s: float = VERIFY_S  # 0: no verification
+    profiles: tuple[str, ...] = SEED_PROFILES
 
 
 @dataclass
 class DemoResult:
+    comparison_dir: Path
     run_dirs: list[Path]
     report_html: Path | None
     plan: CapacityReport
+    comparison: ComparisonSection | None = None
+    winner: str | None = None  # most users on P90
+    verification: Verification | None = None
+    verify_dir: Path | None = None
+    time_scale: float = 1.0
 
 
-def _sweep(profile: str, rounds: int, levels: tuple[int, ...], time_scale: float,
-           runs_dir: str, events: Any) -> None:
-    """Child process: one simulator, one sweep; ends with ("finished"|"error", detail)."""
-    try:
-        with start_server_process(profile, time_scale=time_scale) as server:
-            config = RunConfig(
-                name=profile, concurrency=list(levels), rounds=rounds, out_dir=runs_dir,
-                client=ClientOptions(base_url=server.base_url),
-            )
-            outcome = run_benchmark(config, Secrets(), QueueProgress(events, profile))
-        events.put((profile, "finished", (str(outcome.run_dir),)))
-    except BaseException as exc:  # the parent reports it; a child has no console of its own
-        events.put((profile, "error", (f"{type(exc).__name__}: {exc}",)))
+def _pairs(profiles: tuple[str, ...]) -> list[tuple[str, str]]:
+    return [(a, b) for a, b in SEED_PAIRS if a in profiles and b in profiles]
+
+
+def _winner(plan: CapacityReport) -> str | None:
+    held = [r for r in plan.runs if r.users is not None]
+    if not held:
+        return None
+    return max(held, key=lambda r: (r.users or 0, r.c_max or 0)).name
+
+
+def _verify_options(seconds: float, out_dir: Path, slo: SLO) -> VerifyOptions:
+    return VerifyOptions(
+        statistic=slo.statistic, ttft_slo_ms=slo.ttft_ms, tps_slo=slo.tps,
+        think=VERIFY_THINK, turns=VERIFY_TURNS, ramp_s=min(seconds, 45.0),
+        duration_s=seconds, out_dir=str(out_dir),
+    )
 
 
 def run_demo(
     out_dir: Path,
-    rounds: int = DEMO_ROUNDS,
-    levels: tuple[int, ...] = DEFAULT_LEVELS,
-    time_scale: float = 1.0,
-    profiles: tuple[str, ...] = SEED_PROFILES,
+    options: DemoOptions | None = None,
     progress_for: Callable[[str], ProgressSink] | None = None,
+    verify_progress: Callable[[str], ProgressSink] | None = None,
 ) -> DemoResult:
-    """Sweep every profile side by side, then report and plan over all of them."""
-    runs_dir = out_dir / "runs"
-    sinks = {p: progress_for(p) if progress_for else NullProgress() for p in profiles}
-    done = _sweep_side_by_side(profiles, rounds, levels, time_scale, runs_dir, sinks)
-    run_dirs = [done[p] for p in profiles]
-    runs = load_runs(run_dirs)
-    return DemoResult(run_dirs, _write_report(runs, out_dir / "report"), plan_runs(runs, SLO()))
+    """Compare the seed's deployments, verify the P90 winner's users, report."""
+    options = options or DemoOptions()
+    slo = SLO()
+    targets = [Target(name=p, sim_profile=p) for p in options.profiles]
+    workload = RunConfig(concurrency=list(options.levels), rounds=options.rounds,
+                         out_dir=str(out_dir / "runs"))
+    config = CompareConfig(targets, workload, options.repeats, slo=slo,
+                           pairs=_pairs(options.profiles))
+    with servers(targets, options.time_scale) as urls:
+        outcome = run_lockstep(config, urls, progress_for, options.schedule)
+        comp_dir = outcome.path
+        run_dirs = [comp_dir / t["run_dir"] for t in outcome.file.targets]
+        plan = plan_runs(load_runs(run_dirs), slo)
+        result = DemoResult(comp_dir, run_dirs, None, plan, winner=_winner(plan),
+                            time_scale=options.time_scale)
+        if options.verify_s > 0 and result.winner is not None:
+            sweep = run_dirs[[t.name for t in targets].index(result.winner)]
+            sink = verify_progress(result.winner) if verify_progress else None
+            result.verification, run = verify(
+                sweep, _verify_options(options.verify_s, comp_dir, slo), Secrets(), sink)
+            result.verify_dir = run.run_dir
+    _report(result, out_dir / "report", options.time_scale)
+    return result
 
 
-def _sweep_side_by_side(
-    profiles: tuple[str, ...], rounds: int, levels: tuple[int, ...], time_scale: float,
-    runs_dir: Path, sinks: dict[str, ProgressSink],
-) -> dict[str, Path]:
-    # spawn, not fork: the parent may hold threads (a UI, a progress display)
-    ctx = multiprocessing.get_context("spawn")
-    events = ctx.Queue()
-    children = [
-        ctx.Process(target=_sweep, args=(p, rounds, levels, time_scale, str(runs_dir), events),
-                    name=f"servecap-demo-{p}", daemon=True)
-        for p in profiles
-    ]
-    for child in children:
-        child.start()
-    try:
-        return _drain(events, children, sinks)
-    finally:
-        for child in children:
-            if child.is_alive():
-                child.terminate()
-            child.join(timeout=10)
-
-
-def _drain(events: Any, children: list[Any], sinks: dict[str, ProgressSink]) -> dict[str, Path]:
-    """Forward the children's events to their sinks until every sweep has finished."""
-    done: dict[str, Path] = {}
-    while len(done) < len(sinks):
-        try:
-            profile, kind, args = events.get(timeout=_POLL_S)
-        except queue.Empty:
-            if not any(child.is_alive() for child in children):
-                raise RuntimeError("a demo sweep ended without reporting") from None
-            continue
-        if kind == "finished":
-            done[profile] = Path(args[0])
-        elif kind == "error":
-            raise RuntimeError(f"demo sweep {profile} failed: {args[0]}")
-        else:
-            getattr(sinks[profile], kind)(*args)
-    return done
-
-
-def _write_report(runs: list[Run], report_dir: Path) -> Path | None:
-    from servecap.api.report import ReportOptions, build_report, write_report
-
-    model = build_report(runs, ReportOptions(title="servecap demo: four simulated deployments"))
-    return write_report(model, report_dir).html
+def _report(result: DemoResult, report_dir: Path, time_scale: float) -> None:
+    """The report over the comparison directory (its sweeps and the verify run)."""
+    runs = load_runs([result.comparison_dir])
+    title = f"servecap demo: four simulated deployments (x{time_scale:g} real time)"
+    model, section = compared_report([result.comparison_dir], runs, ReportOptions(title=title))
+    result.comparison = section
+    result.report_html = write_report(model, report_dir).html

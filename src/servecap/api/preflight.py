@@ -12,6 +12,7 @@ import aiohttp
 from servecap.client.server_info import list_models, probe_server
 from servecap.core.config import ClientOptions, RunConfig
 from servecap.core.errors import UserInputError
+from servecap.core.secrets import Secrets
 
 MIN_FREE_BYTES = 16 * 1024 * 1024
 FDS_PER_STREAM = 1
@@ -68,3 +69,16 @@ async def describe_server(
     info: dict[str, Any] = {"models": models[:50]}
     info.update(await probe_server(session, options))
     return info
+
+
+async def preflight(
+    session: aiohttp.ClientSession, config: RunConfig, secrets: Secrets, label: str = ""
+) -> tuple[str, dict[str, Any]]:
+    """The model to send and the server's facts, both redacted (servers echo credentials);
+    `label` ("target a: ") starts the message of a refusal."""
+    try:
+        model, models = await resolve_model(session, config)
+    except UserInputError as exc:  # it may list what the server echoed back
+        raise UserInputError(secrets.redact(f"{label}{exc}") or "preflight failed") from None
+    server = secrets.redact_tree(await describe_server(session, config.client, models))
+    return model, server

@@ -8,15 +8,20 @@ from servecap.core.errors import UserInputError
 from servecap.report import ReportModel, ReportOptions, ReportPaths
 from servecap.report import build_model as _build_model
 from servecap.report import write_report as _write_report
+from servecap.report.comparison import ComparisonSection
 from servecap.storage.runs import Run
 
 
-def build_report(runs: list[Run], options: ReportOptions | None = None) -> ReportModel:
-    """The report as data (analysis, findings, recommendations, tables' inputs).
+def build_report(
+    runs: list[Run], options: ReportOptions | None = None,
+    comparison: ComparisonSection | None = None,
+) -> ReportModel:
+    """The report as data (analysis, findings, recommendations, tables' inputs), leading
+    with `comparison` when given (`api.compare_report`).
 
     Raises `UserInputError` for no runs, runs without summaries, or a bad `--pair`.
     """
-    return _build_model(runs, options)
+    return _build_model(runs, options, comparison)
 
 
 def write_report(model: ReportModel, out_dir: Path) -> ReportPaths:

@@ -24,12 +24,7 @@ from servecap.api.adaptive import SummaryCapture
 from servecap.api.find_cmax import CmaxPlan
 from servecap.api.loop import loop_factory
 from servecap.api.observers import level_observers
-from servecap.api.preflight import (
-    check_output_dir,
-    describe_server,
-    ensure_file_limit,
-    resolve_model,
-)
+from servecap.api.preflight import check_output_dir, ensure_file_limit, preflight
 from servecap.api.progress import NullProgress, ProgressSink
 from servecap.api.run_workers import worker_pool
 from servecap.api.server_metrics import CURRENT, start_scraper
@@ -38,7 +33,7 @@ from servecap.client.http import StreamingClient, make_session
 from servecap.client.server_info import version_facts
 from servecap.core.clock import ClockAnchor
 from servecap.core.config import RunConfig
-from servecap.core.errors import RunAborted, UserInputError
+from servecap.core.errors import RunAborted
 from servecap.core.load_spec import LevelSpec, warmup_level
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
@@ -123,12 +118,8 @@ async def run_benchmark_async(
     pool = state.plan.max_in_flight()
     ensure_file_limit(pool)
     async with make_session(config.client, pool, secrets.http_headers()) as session:
-        try:
-            model, models = await resolve_model(session, config)
-        except UserInputError as exc:  # it may list what the server echoed back
-            raise UserInputError(secrets.redact(str(exc)) or "preflight failed") from None
-        server = secrets.redact_tree(await describe_server(session, config.client, models))
-        info = _new_info(config, secrets.redact(model) or model, server)
+        model, server = await preflight(session, config, secrets)
+        info = new_run_info(config, secrets.redact(model) or model, server)
         run_dir = new_run_dir(out_dir, info.name)
         write_run_info(run_dir, info)
         client = StreamingClient(
@@ -246,7 +237,8 @@ def _save(run_dir: Path, info: RunInfo, state: _Run) -> None:
     write_summaries(run_dir, state.levels)
 
 
-def _new_info(config: RunConfig, model: str, server: dict[str, Any]) -> RunInfo:
+def new_run_info(config: RunConfig, model: str, server: dict[str, Any]) -> RunInfo:
+    """A new run's `run.json`, status running (also a comparison's per-target runs)."""
     anchor = ClockAnchor.take()
     facts = version_facts(server.get("version"))
     stored = config.stored()

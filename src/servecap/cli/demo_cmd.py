@@ -1,35 +1,49 @@
-"""`servecap demo`: the whole main job against the built-in simulator, no server needed."""
+"""`servecap demo`: the whole main job against the built-in simulator, no server needed.
+
+The terminal shows one live display at a time: the comparison's bars (one per deployment),
+stopped; then the verification's bar, stopped; then, with nothing drawn over them, the
+capacity tables, the seed's pairs with their intervals, the verification, and the decision.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from servecap.cli.common import user_errors
-from servecap.cli.tables import print_plan
 from servecap.core.config import parse_levels
+from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
+from servecap.core.text import printable
+
+if TYPE_CHECKING:
+    from servecap.api.demo import DemoResult
 
 
 class DemoProgress:
-    """One live display for all the side-by-side sweeps: a bar per deployment."""
+    """One live display: a bar per deployment (or the one verify run)."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
         self.bars = Progress(
-            TextColumn("{task.fields[profile]:<14}"), TextColumn("{task.description:>5}"),
+            TextColumn("{task.fields[profile]:<20}"), TextColumn("{task.description:>9}"),
             BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
         )
 
     def sink(self, profile: str) -> _ProfileBar:
         task = self.bars.add_task("start", total=None, profile=profile)
         return _ProfileBar(self, task, profile)
+
+    def verify_sink(self, profile: str) -> _ProfileBar:
+        """The verify run's bar: users run for a time, not a count, so it has no total."""
+        task = self.bars.add_task("start", total=None, profile=f"{profile} verify")
+        return _ProfileBar(self, task, f"{profile} verify", counted=False)
 
     def __enter__(self) -> DemoProgress:
         self.bars.start()
@@ -42,11 +56,14 @@ class DemoProgress:
 class _ProfileBar:
     """One deployment's sweep, drawn as a task of the shared display."""
 
-    def __init__(self, owner: DemoProgress, task: object, profile: str) -> None:
+    def __init__(self, owner: DemoProgress, task: object, profile: str,
+                 counted: bool = True) -> None:
         self.bars, self.task, self.profile = owner.bars, task, profile
+        self.counted = counted
 
     def started(self, total_requests: int, run_dir: str, model: str) -> None:
-        self.bars.update(self.task, total=total_requests)  # type: ignore[arg-type]
+        if self.counted:
+            self.bars.update(self.task, total=total_requests)  # type: ignore[arg-type]
 
     def level_started(self, level: LevelKey, n_requests: int) -> None:
         self.bars.update(self.task, description=str(level))  # type: ignore[arg-type]
@@ -64,6 +81,36 @@ class _ProfileBar:
         )
 
 
+def _say(console: Console, text: str) -> None:
+    console.print(printable(text), markup=False, highlight=False)
+
+
+def _print_pairs(console: Console, result: DemoResult) -> None:
+    """The seed's pairs as capacity deltas with their intervals, warnings beside."""
+    section = result.comparison
+    if section is None:
+        return
+    console.print()
+    _say(console, "The seed's comparisons (95% intervals):")
+    for pair in section.pairs:
+        _say(console, f"{pair.b} vs {pair.a}:")
+        for line in pair.lines:
+            _say(console, f"  {line.text}{line.note()}")
+
+
+def _print_verification(console: Console, result: DemoResult) -> None:
+    from servecap.api.verify import summary_line
+
+    if result.verification is None:
+        return
+    console.print()
+    _say(console, f"Verification of {result.winner} (the P90 winner) on the simulator at "
+                  f"x{result.time_scale:g} real time: its predicted users, thinking exp:45 s "
+                  "between one-request conversations")
+    for line in summary_line(result.verification).splitlines():
+        _say(console, f"  {line}")
+
+
 @user_errors
 def demo(
     out: Annotated[Path, typer.Option(help="Where runs and the report go")] = Path(
@@ -74,21 +121,45 @@ def demo(
     time_scale: Annotated[
         float, typer.Option(min=0.1, max=100.0, help="Simulate this many times real time")
     ] = 1.0,
+    repeats: Annotated[int, typer.Option(min=1, help="Runs of every level per deployment")] = 1,
+    interleaved: Annotated[bool, typer.Option(
+        "--interleaved", help="One deployment at a time in the interleaved order (about 17 "
+        "min) instead of all four in lock-step")] = False,
+    verify_s: Annotated[float, typer.Option(
+        min=0.0, help="Seconds measured when verifying the P90 winner's users (0: skip)")] = 45.0,
 ) -> None:
-    """Simulate the seed report's four deployments side by side, sweep each, and report."""
-    from servecap.api.demo import SEED_PROFILES, run_demo
+    """Compare the seed report's four simulated deployments, verify the winner, report."""
+    from servecap.api.demo import SEED_PROFILES, DemoOptions, run_demo
 
     levels = tuple(parse_levels(concurrency))
+    if len(levels) < 1:
+        raise UserInputError("--concurrency needs at least one level")
+    options = DemoOptions(rounds, levels, time_scale, repeats,
+                          "interleaved" if interleaved else "lockstep", verify_s)
     console = Console(stderr=True)
-    console.print(
-        f"{len(SEED_PROFILES)} simulated deployments side by side at x{time_scale:g} real "
-        f"time, rounds per level: {rounds} (the defaults take about 6 minutes on 2 cores)",
-        highlight=False,
-    )
+    how = "one at a time, interleaved" if interleaved else "in lock-step, each level at once"
+    _say(console, f"{len(SEED_PROFILES)} simulated deployments {how}, at x{time_scale:g} "
+                  f"real time, {rounds} rounds per level, {repeats} repeat(s); then the P90 "
+                  f"winner's users verified for {verify_s:g} s (the defaults take about 9 "
+                  "minutes on 2 cores)")
     with DemoProgress(console) as display:
-        result = run_demo(out, rounds, levels, time_scale, progress_for=display.sink)
+        result = run_demo(out, options, progress_for=display.sink,
+                          verify_progress=display.verify_sink)
     # the live display is stopped: nothing below is drawn over
-    print_plan(Console(), result.plan, headline_last=True)
-    print(f"runs: {out / 'runs'}")
+    _print_ending(Console(), result)
+
+
+def _print_ending(console: Console, result: DemoResult) -> None:
+    """Tables, the seed's pairs, the verification, then the decision and the paths."""
+    from servecap.cli.tables import capacity_table, headline_lines, print_table
+
+    for run in result.plan.runs:
+        print_table(console, capacity_table(run, result.plan.slo.statistic))
+    _print_pairs(console, result)
+    _print_verification(console, result)
+    console.print()
+    for line in headline_lines(result.plan):
+        _say(console, line)
+    print(f"runs: {result.comparison_dir}")
     if result.report_html:
         print(f"report: {result.report_html}")

@@ -21,7 +21,7 @@ from servecap.core.errors import UserInputError
 from servecap.core.text import printable
 
 if TYPE_CHECKING:
-    from servecap.analysis.capacity_delta import Headline
+    from servecap.report.comparison import ComparisonSection
     from servecap.report.model import ReportOptions
 
 
@@ -55,33 +55,29 @@ def report(
         "--compare", help="Require the runs to be comparable (same workload)")] = False,
 ) -> None:
     """Compare runs: report.html, report.md, charts/, tables/ and results.zip in --out."""
-    from servecap.api.compare_report import comparison_headlines
-    from servecap.api.report import build_report, write_report
+    from servecap.api.compare_report import compared_report
+    from servecap.api.report import write_report
     from servecap.api.runs import load_runs
 
     options = report_options(title, pair or [], ttft_slo_ms, tps_slo, think_time_s, stat)
     if not runs:
         raise UserInputError("no runs given: name run directories or folders of runs")
     loaded = load_runs(runs)
-    heads = comparison_headlines(runs, loaded, options.slo, require=compare)
-    model = build_report(loaded, options)
+    model, section = compared_report(runs, loaded, options, require=compare)
     paths = write_report(model, out)
-    if heads:
-        _lead_with(heads, out, paths.markdown)
+    if section is not None:
+        _lead_with(section, out)
     print(f"report: {paths.html}")
     print(f"markdown: {paths.markdown}")
     print(f"bundle: {paths.zip}")
 
 
-def _lead_with(heads: list[Headline], out: Path, markdown: Path) -> None:
-    """Print the comparison headline first and put it at the top of report.md."""
-    from servecap.api.compare_report import COMPARISON_MD, headline_markdown
+def _lead_with(section: ComparisonSection, out: Path) -> None:
+    """Print the comparison headline first (report.md and report.html open with it too)."""
+    from servecap.api.compare_report import write_comparison_md
 
-    text = headline_markdown(heads)
-    for head in heads:
-        print(printable(f"{head.b.name} vs {head.a.name}:"))
-        for line in head.sentences:
-            print(f"  {printable(line)}")
-    (out / COMPARISON_MD).write_text(text, encoding="utf-8")
-    markdown.write_text(text + "\n" + markdown.read_text(encoding="utf-8"), encoding="utf-8")
-    print(f"comparison: {out / COMPARISON_MD}")
+    for pair in section.pairs:
+        print(printable(f"{pair.b} vs {pair.a}:"))
+        for line in pair.lines:
+            print(f"  {printable(line.text + line.note())}")
+    print(f"comparison: {write_comparison_md(section, out)}")

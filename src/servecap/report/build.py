@@ -22,7 +22,9 @@ from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import CLOSED, LEVEL_KINDS, format_value
 from servecap.report.charts_rate import RATE_CHARTS, has_rate_levels
+from servecap.report.charts_compare import COMPARE_CHARTS
 from servecap.report.charts_spec import CHARTS
+from servecap.report.comparison import ComparisonSection
 from servecap.report.deployment import deployment_table
 from servecap.report.model import ReportModel, ReportOptions, RunMeta
 from servecap.report.simulated import simulated_label
@@ -97,8 +99,12 @@ def resolve_pairs(specs: list[str], names: list[str]) -> list[Pair]:
     return infer_pairs(names)
 
 
-def build_model(runs: list[Run], options: ReportOptions | None = None) -> ReportModel:
-    """The whole report as data: analysis, findings, deployment table, methodology."""
+def build_model(
+    runs: list[Run], options: ReportOptions | None = None,
+    comparison: ComparisonSection | None = None,
+) -> ReportModel:
+    """The whole report as data: analysis, findings, deployment table, methodology (and,
+    given one, the comparison it leads with)."""
     options = options or ReportOptions()
     if not runs:
         raise UserInputError("no runs to report on: name run directories or folders of runs")
@@ -127,9 +133,11 @@ def build_model(runs: list[Run], options: ReportOptions | None = None) -> Report
         methodology=methodology(metas, options),
         analysis=analysis,
         summary=summary_findings(analysis.findings),
-        charts=list(CHARTS) + (list(RATE_CHARTS) if has_rate_levels(metas) else []),
+        charts=list(CHARTS) + (list(RATE_CHARTS) if has_rate_levels(metas) else [])
+        + (list(COMPARE_CHARTS) if comparison is not None else []),
         goodput=_goodput(runs, metas, options),
         headline=headlines(analysis.slo, options.slo, verified_users(metas, options.slo)),
+        comparison=comparison,
     )
 
 

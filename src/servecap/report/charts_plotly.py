@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from servecap.report.charts_spec import Chart
+from servecap.report.charts_spec import Chart, Trace
 
 PALETTE = (
     "#1f77b4",
@@ -47,12 +47,26 @@ def _traces(chart: Chart, axis: str = "") -> list[dict[str, Any]]:
                 mode="lines+markers",
                 line={"color": _color(t.color_index), "dash": "dash" if t.dash else "solid"},
             )
+        if t.low or t.high:
+            trace["error_y"] = _error_bars(t)
         if axis:
             trace.update(
                 xaxis=f"x{axis}", yaxis=f"y{axis}", showlegend=axis == "1", legendgroup=t.name
             )
         out.append(trace)
     return out
+
+
+def _error_bars(t: Trace) -> dict[str, Any]:
+    """Asymmetric error bars from each point's interval ends (0 where a point has none)."""
+    def gap(ends: list[float | None], sign: int) -> list[float]:
+        return [
+            max(0.0, sign * (e - y)) if e is not None and y is not None else 0.0
+            for e, y in zip(ends, t.y, strict=False)
+        ]
+
+    return {"type": "data", "symmetric": False, "array": gap(t.high, 1),
+            "arrayminus": gap(t.low, -1), "color": _color(t.color_index), "thickness": 1.2}
 
 
 def _axes(chart: Chart) -> dict[str, Any]:

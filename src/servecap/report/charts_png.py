@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from servecap.report.charts_plotly import PALETTE
-from servecap.report.charts_spec import Chart
+from servecap.report.charts_spec import Chart, Trace
 
 DPI = 100
 
@@ -33,6 +33,7 @@ def _draw_lines(ax: Any, chart: Chart, legend: bool = True) -> None:
             linestyle="--" if t.dash else "-",
             color=PALETTE[t.color_index % len(PALETTE)],
         )
+        _error_bars(ax, t, list(range(len(t.x))), list(t.x))
     if chart.log_x:
         ticks = sorted({float(v) for t in chart.traces for v in t.x if isinstance(v, int | float)})
         ax.set_xscale("log", base=2)
@@ -68,6 +69,24 @@ def _legend(ax: Any, wanted: bool = True) -> None:
         ax.legend(fontsize=7)
 
 
+def _error_bars(ax: Any, t: Trace, index: list[int], xs: list[Any]) -> None:
+    """Each point's interval as an error bar (points without one are skipped)."""
+    if not (t.low or t.high):
+        return
+    keep = [
+        (x, t.y[i], t.low[i], t.high[i]) for i, x in zip(index, xs, strict=True)
+        if i < len(t.low) and i < len(t.high)
+        and None not in (t.y[i], t.low[i], t.high[i])
+    ]
+    if not keep:
+        return
+    px, py, lo, hi = zip(*keep, strict=True)
+    below = [max(0.0, y - low) for y, low in zip(py, lo, strict=True)]
+    above = [max(0.0, high - y) for y, high in zip(py, hi, strict=True)]
+    ax.errorbar(px, py, yerr=[below, above], fmt="none", capsize=3, linewidth=1,
+                ecolor=PALETTE[t.color_index % len(PALETTE)])
+
+
 def _draw_bars(ax: Any, chart: Chart) -> None:
     groups = [str(x) for x in chart.traces[0].x] if chart.traces else []
     width = 0.8 / max(len(chart.traces), 1)
@@ -81,6 +100,7 @@ def _draw_bars(ax: Any, chart: Chart) -> None:
             color=PALETTE[t.color_index % len(PALETTE)],
             hatch="//" if t.dash else None,
         )
+        _error_bars(ax, t, list(range(len(t.x))), xs)
     ax.set_xticks([g + 0.4 - width / 2 for g in range(len(groups))], groups, fontsize=8)
     ax.set_yscale("symlog")
     ax.set_ylabel(_text(chart.y_title))

@@ -94,6 +94,9 @@ class Trace(BaseModel):
     dash: bool = False
     color_index: int = 0
     kind: Literal["line", "bar"] = "line"
+    # error bars: each point's interval ends (absolute values), empty for none
+    low: list[float | None] = Field(default_factory=list)
+    high: list[float | None] = Field(default_factory=list)
 
 
 class Chart(BaseModel):
@@ -275,7 +278,8 @@ def lengths_chart(model: ReportModel, dimension: str) -> Chart:
 
 def all_charts(model: ReportModel) -> list[Chart]:
     """The charts in order, then the rate charts when a run has open-loop levels."""
-    from servecap.report.charts_rate import rate_charts  # it builds on this module's types
+    from servecap.report.charts_compare import comparison_charts  # (these build on this
+    from servecap.report.charts_rate import rate_charts  # module's types)
 
     both = ("mean", "p90")
     return [
@@ -292,4 +296,5 @@ def all_charts(model: ReportModel) -> list[Chart]:
         lengths_chart(model, "input"),
         lengths_chart(model, "output"),
         *rate_charts(model),
+        *comparison_charts(model),
     ]

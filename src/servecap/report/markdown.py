@@ -142,7 +142,12 @@ def render_markdown(model: ReportModel) -> str:
     ]
     for t in views.appendix_tables(model):
         out += _table(t)
-    return "\n".join(out) + "\n"
+    text = "\n".join(out) + "\n"
+    if model.comparison is None:
+        return text
+    from servecap.report.comparison_md import comparison_markdown  # it imports `md` from here
+
+    return comparison_markdown(model.comparison) + "\n" + text
 
 
 def _count(n: int, noun: str) -> str:

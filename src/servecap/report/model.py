@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 from servecap.analysis import Analysis, Finding
 from servecap.core.config import SLO
 from servecap.core.summary import LevelSummary
+from servecap.report.comparison import ComparisonSection
 from servecap.report.timeline import Timeline
 
 
@@ -75,6 +76,8 @@ class ReportModel(BaseModel):
     headline: dict[str, list[str]] = Field(default_factory=dict)
     # Open-loop runs: goodput (requests/s meeting every SLO) by run name and level text.
     goodput: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    # A comparison (stored, or separate runs of one workload): the report leads with it.
+    comparison: ComparisonSection | None = None
 
     @property
     def configs(self) -> list[str]:

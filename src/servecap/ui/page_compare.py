@@ -7,10 +7,14 @@ from pathlib import Path
 import streamlit as st
 
 from servecap.api.compare import CompareConfig
-from servecap.api.compare_store import is_comparison, reanalyse
+from servecap.api.compare_report import find_comparison, section_of
+from servecap.api.compare_store import is_comparison
+from servecap.api.runs import load_runs
 from servecap.api.compare_targets import build_targets
 from servecap.core.config import SLO, RunConfig, parse_levels
 from servecap.core.errors import UserInputError
+from servecap.report.charts_compare import section_charts
+from servecap.report.charts_plotly import figure
 from servecap.ui.compare_jobs import CompareJobs
 from servecap.ui.text import plain
 
@@ -46,15 +50,29 @@ def _form(results: Path, slo: SLO) -> None:
 
 
 def _headline(comp_dir: Path, slo: SLO) -> None:
+    """The comparison's headline as the report leads with it, then its error-bar charts."""
     try:
-        heads = reanalyse(comp_dir, slo)
+        runs = load_runs([comp_dir])
+        found = find_comparison([comp_dir], runs, slo)
     except UserInputError as exc:
         st.error(str(exc))
         return
-    for head in heads:
-        st.markdown(f"**{plain(head.b.name)} vs {plain(head.a.name)}**")
-        for line in head.sentences:
-            st.markdown(f"- {plain(line)}")
+    if found is None or not found.pairs:
+        st.info("This comparison has no finished pair yet.")
+        return
+    section = section_of(found, runs, slo)
+    st.caption(plain(section.setting()))
+    for pair in section.pairs:
+        st.markdown(f"**{plain(pair.b)} vs {plain(pair.a)}**")
+        lead, *rest = pair.lines
+        st.markdown(f"**{plain(lead.text)}**")
+        for line in rest:
+            st.markdown(f"- {plain(line.text + line.note())}")
+    charts = section_charts(section)
+    for tab, chart in zip(st.tabs([c.info.title for c in charts]), charts, strict=True):
+        with tab:
+            st.plotly_chart(figure(chart), key=f"compare-{comp_dir.name}-{chart.info.id}")
+            st.caption(chart.info.caption)
 
 
 def render_compare_page(results: Path, slo: SLO) -> None:

@@ -1,0 +1,178 @@
+"""One target of a comparison while it runs: its client, its run directory, its slots.
+
+`api.compare` drives every target from one event loop; `api.compare_lockstep` drives each
+from a process of its own. Both use these steps: preflight (no load), open the run
+directory, warm up, run slots (one level of one repeat, from a fresh request source so that
+every target gets the same prompts in the same order), save the pooled summaries, close.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from servecap.analysis.comparison import Repeats
+from servecap.api.compare_store import SlotRecord
+from servecap.api.compare_targets import Target
+from servecap.api.observers import level_observers
+from servecap.api.preflight import preflight
+from servecap.api.progress import NullProgress, ProgressSink
+from servecap.api.run import new_run_info
+from servecap.client.http import StreamingClient, make_session
+from servecap.core.config import RunConfig
+from servecap.core.level_key import LevelKey
+from servecap.core.load_spec import LevelSpec, warmup_level
+from servecap.core.records import RequestRecord
+from servecap.core.run_info import RunInfo
+from servecap.core.secrets import Secrets, split_url_credentials
+from servecap.core.summary import LevelSummary
+from servecap.load.interleave import Slot
+from servecap.load.scheduler import LevelIO
+from servecap.load.sweep import run_level
+from servecap.metrics.level import summarise_level
+from servecap.storage.run_dir import (
+    REQUESTS_FILE,
+    RecordWriter,
+    new_run_dir,
+    write_run_info,
+    write_summaries,
+)
+from servecap.workload.source import builtin_source
+
+
+@dataclass
+class Side:
+    """One target while the comparison runs."""
+
+    target: Target
+    config: RunConfig
+    secrets: Secrets
+    run_dir: Path | None = None
+    info: RunInfo | None = None
+    client: StreamingClient | None = None
+    writer: RecordWriter | None = None
+    ids: Iterator[int] = field(default_factory=itertools.count)
+    samples: dict[LevelKey, Repeats] = field(default_factory=dict)
+    observed: dict[LevelKey, dict[str, Any]] = field(default_factory=dict)
+    planned: dict[LevelKey, int] = field(default_factory=dict)  # requests per repeat
+
+    def describe(self) -> dict[str, Any]:
+        """The target's entry in `comparison.json`."""
+        return {"name": self.target.name, "target": self.target.describe(),
+                "run_dir": self.run_dir.name if self.run_dir else None,
+                "model": self.info.config.get("model") if self.info else None}
+
+
+def new_side(base: RunConfig, target: Target, url: str) -> Side:
+    """The target's own config (name, model, URL, extra body over the shared workload)."""
+    client = base.client.model_copy(update={"base_url": url})
+    own = base.model_copy(update={
+        "name": target.name, "model": target.model or base.model, "client": client,
+        "extra_body": {**base.extra_body, **target.extra_body},
+    })
+    config, secrets = split_url_credentials(own, Secrets.from_env(base.client.api_key_env))
+    return Side(target, config, secrets)
+
+
+async def preflight_side(
+    stack: contextlib.AsyncExitStack, side: Side, pool: int
+) -> tuple[str, dict[str, Any]]:
+    """The target's model and server facts; its client, on a session `stack` closes."""
+    session = await stack.enter_async_context(
+        make_session(side.config.client, pool, side.secrets.http_headers())
+    )
+    model, server = await preflight(session, side.config, side.secrets,
+                                    f"target {side.target.name}: ")
+    side.client = StreamingClient(
+        session, side.config.client, model, side.config.endpoint,
+        side.config.output_tokens, side.config.extra_body,
+    )
+    return side.secrets.redact(model) or model, server
+
+
+def open_side(side: Side, comp_dir: Path, model: str, server: dict[str, Any]) -> None:
+    side.info = new_run_info(side.config, model, server)
+    side.run_dir = new_run_dir(comp_dir, side.target.name)
+    write_run_info(side.run_dir, side.info)
+    side.writer = RecordWriter(side.run_dir / REQUESTS_FILE)
+
+
+def _sink(side: Side, bucket: list[RequestRecord], progress: ProgressSink) -> Any:
+    """Every ended record: redacted (servers echo credentials), written, kept, counted."""
+    assert side.writer is not None
+    writer = side.writer
+
+    def sink(record: RequestRecord) -> None:
+        record.detail = side.secrets.redact(record.detail)
+        writer.write(record)
+        bucket.append(record)
+        progress.request_done(record)
+
+    return sink
+
+
+def _source(side: Side) -> Any:
+    cfg = side.config
+    return builtin_source(cfg.input_tokens, cfg.output_tokens, cfg.seed)
+
+
+async def warm_up(side: Side) -> None:
+    if side.config.warmup:
+        assert side.client is not None
+        io = LevelIO(side.client, _source(side), _sink(side, [], NullProgress()), side.ids)
+        await run_level(warmup_level(side.config.warmup), io)
+
+
+async def run_slot(side: Side, level: LevelSpec, progress: ProgressSink) -> list[RequestRecord]:
+    """One level of one target, with a fresh source: the same prompts for every target."""
+    assert side.client is not None and side.writer is not None
+    bucket: list[RequestRecord] = []
+    observed: dict[str, Any] = {}
+    progress.level_started(level.key, level.n_requests)
+    io = LevelIO(side.client, _source(side), _sink(side, bucket, progress), side.ids)
+    await run_level(level, io, level_observers(level), observed)
+    side.observed[level.key] = observed
+    side.planned[level.key] = level.n_requests
+    side.samples.setdefault(level.key, []).append(bucket)
+    return bucket
+
+
+def save_side(side: Side) -> None:
+    """run.json and the summaries, each level's repeats pooled."""
+    assert side.run_dir is not None and side.info is not None
+    levels = [
+        summarise_level(
+            key, [r for rep in reps for r in rep], side.observed.get(key),
+            side.planned.get(key, 0) * len(reps),
+        )
+        for key, reps in sorted(side.samples.items())
+    ]
+    write_run_info(side.run_dir, side.info)
+    write_summaries(side.run_dir, levels)
+
+
+def close_side(side: Side, complete: bool) -> None:
+    if side.writer is not None:
+        side.writer.close()
+    if side.info is not None:
+        side.info.status = "complete" if complete else "incomplete"
+        save_side(side)
+
+
+def slot_summary(level: LevelSpec, bucket: list[RequestRecord]) -> LevelSummary | None:
+    return summarise_level(level.key, bucket, None, level.n_requests) if bucket else None
+
+
+def slot_record(slot: Slot, level: LevelSpec, bucket: list[RequestRecord]) -> SlotRecord:
+    """The slot's entry in `comparison.json`: its request ids and its own level record."""
+    ids = [r.request_id for r in bucket]
+    summary = slot_summary(level, bucket)
+    return SlotRecord(
+        position=slot.position, target=slot.target, level=str(level.key), repeat=slot.repeat,
+        first_id=min(ids) if ids else None, last_id=max(ids) if ids else None,
+        n_records=len(bucket), summary=summary.stored() if summary else None,
+    )

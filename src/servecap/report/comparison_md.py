@@ -1,0 +1,26 @@
+"""The comparison as Markdown: what `report.md` (and `comparison.md`) open with."""
+
+from __future__ import annotations
+
+from servecap.report.charts_compare import COMPARE_CHARTS
+from servecap.report.comparison import ComparisonSection
+from servecap.report.markdown import md
+
+
+def comparison_markdown(section: ComparisonSection) -> str:
+    """Each pair's headline (the users sentence in bold, small-sample warnings beside the
+    numbers they concern), then the charts with error bars as PNG links."""
+    out = ["# Comparison headline", "", md(section.setting()), ""]
+    for pair in section.pairs:
+        out += [f"## {md(pair.b)} vs {md(pair.a)}", ""]
+        lead, *rest = pair.lines or []
+        if lead is not None:
+            out += [f"**{md(lead.text)}**", ""]
+        for line in rest:
+            out.append(f"- {md(line.text + line.note())}")
+        out.append("")
+    for chart in COMPARE_CHARTS:
+        out += [f"![{md(chart.id + ' ' + chart.title)}](charts/{chart.id}-{chart.slug}.png)",
+                "", f"*{md(chart.caption)}*", ""]
+    out += [f"Method: {md(section.method)}", ""]
+    return "\n".join(out) + "\n"
