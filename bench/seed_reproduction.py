@@ -66,11 +66,11 @@ def main() -> None:
     args = parser.parse_args()
     runs_dir = args.runs
     if args.run or runs_dir is None:
-        from servecap.api.demo import run_demo
+        from servecap.api.demo import DemoOptions, run_demo
 
-        runs_dir = Path(tempfile.mkdtemp()) / "demo"
-        run_demo(runs_dir, rounds=args.rounds)
-        runs_dir = runs_dir / "runs"
+        result = run_demo(Path(tempfile.mkdtemp()) / "demo",
+                          DemoOptions(rounds=args.rounds, verify_s=0))
+        runs_dir = result.comparison_dir
     seed, got = seed_table(), measured(runs_dir)
     print("profile          MAPE   worst cell   (28 cells: 7 levels x TTFT, ITL, TPS, latency)")
     for name in seed:

@@ -74,7 +74,7 @@ def _screen(raw: bytes) -> list[str]:
 @pytest.mark.timeout(240)
 def test_demo_ending_on_an_80_column_terminal(tmp_path: Path) -> None:
     args = [sys.executable, "-m", "servecap.cli.main", "demo", "--out", str(tmp_path / "d"),
-            "--concurrency", "1,2", "--rounds", "1"]
+            "--concurrency", "1,2", "--rounds", "1", "--verify-s", "5"]
     code, raw = _run_on_pty(args, timeout_s=200)
     lines = _screen(raw)
     (tmp_path / "screen.txt").write_text("\n".join(lines))
@@ -91,11 +91,37 @@ def test_demo_ending_on_an_80_column_terminal(tmp_path: Path) -> None:
         assert [row[0] for row in rows] == ["1", "2"], text
         assert all(float(row[1]) > 0 and float(row[3]) > 0 for row in rows), text
     assert "…" not in text
+    # after the tables: the seed's pairs with intervals, then the winner's verification
+    pairs = [i for i, line in enumerate(lines) if line.endswith((
+        "vllm-spec vs vllm-direct:", "sglang-spec vs sglang-direct:",
+        "vllm-direct vs sglang-direct:"))]
+    assert len(pairs) == 3 and pairs[0] > tables[-1], text
+    assert "95% CI" in lines[pairs[0] + 1] + lines[pairs[0] + 2], text
+    verified = next(i for i, line in enumerate(lines) if line.startswith("Verification of "))
+    assert verified > pairs[-1] and "x1 real time" in lines[verified] + lines[verified + 1]
     # the answer is the last thing said, before the paths
     tail = [line for line in lines if line.strip()][-8:]
     assert any(line.startswith("Deploy ") for line in tail), tail
     assert [line.split()[0] for line in tail if line.startswith(("runs:", "report:"))] == [
         "runs:", "report:"]
+    _check_demo_files(tmp_path / "d")
+
+
+def _check_demo_files(out: Path) -> None:
+    """The comparison with the seed's pairs, the winner's verification beside the sweeps
+    (where plan and the report read it), and a report that leads with the pairs."""
+    import json
+
+    (comp,) = (out / "runs").glob("compare-*")
+    data = json.loads((comp / "comparison.json").read_text())
+    assert data["schedule"] == "lockstep" and data["status"] == "complete"
+    assert data["compared"] == [["vllm-direct", "vllm-spec"], ["sglang-direct", "sglang-spec"],
+                                ["sglang-direct", "vllm-direct"]]
+    (verified,) = comp.glob("*-verify-*/verification.json")
+    assert json.loads(verified.read_text())["predicted_users"] > 0
+    html = (out / "report" / "report.html").read_text()
+    assert html.index('id="comparison"') < html.index('id="headline"')
+    assert "x1 real time" in html and "against verified" in html
 
 
 def _levels() -> list[LevelSummary]:

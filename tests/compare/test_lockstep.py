@@ -80,3 +80,16 @@ def test_different_models_are_refused_before_any_load(tmp_path: Path) -> None:
                                                         match="--allow-different-models"):
         run_lockstep(config, urls)
     assert not any((tmp_path / "out").glob("compare-*"))
+
+
+def test_the_demo_pairs_and_winner() -> None:
+    from servecap.api.demo import VERIFY_S, _pairs, _winner
+    from servecap.api.plan import CapacityReport, RunCapacity
+    from servecap.cli.demo_cmd import VERIFY_S as CLI_VERIFY_S
+    from servecap.core.config import SLO
+
+    assert CLI_VERIFY_S == VERIFY_S
+    assert _pairs(("vllm-direct", "vllm-spec")) == [("vllm-direct", "vllm-spec")]
+    runs = [RunCapacity(name=n, c_max=c, latency_mean_s=1.0, users=u, levels=[])
+            for n, c, u in (("a", 32, 266), ("b", 16, 297), ("c", None, None))]
+    assert _winner(CapacityReport(slo=SLO(), runs=runs)) == "b"  # users, not streams

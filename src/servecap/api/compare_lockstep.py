@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import multiprocessing
 import queue
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from itertools import groupby
 from pathlib import Path
@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from servecap.api.compare import CompareConfig, ComparisonOutcome, prepare
 from servecap.api.compare_side import (
+    Side,
     close_side,
     new_side,
     open_side,
@@ -49,6 +50,7 @@ from servecap.api.progress import NullProgress, ProgressSink
 from servecap.api.queue_progress import QueueProgress
 from servecap.core.config import RunConfig
 from servecap.core.errors import UserInputError
+from servecap.core.load_spec import LevelSpec
 from servecap.load.interleave import Slot, interleaved_order
 from servecap.storage.run_dir import new_run_dir
 
@@ -72,46 +74,60 @@ def _worker(target: Target, url: str, base: dict[str, Any], pool: int, commands:
 
 async def _serve(target: Target, url: str, base: RunConfig, pool: int, commands: Any,
                  events: Any) -> None:
-    name = target.name
-    side = new_side(base, target, url)
-    progress = QueueProgress(events, name)
-    levels = base.load_spec().levels()
+    """Preflight, report ready (or refused), then do each command until `close`."""
+    child = _Child(target, new_side(base, target, url), QueueProgress(events, target.name),
+                   base.load_spec().levels(), events)
     loop = asyncio.get_running_loop()
-    complete = False
     async with contextlib.AsyncExitStack() as stack:
         try:
-            model, server = await preflight_side(stack, side, pool)
+            child.model, child.server = await preflight_side(stack, child.side, pool)
         except UserInputError as exc:
-            events.put((name, "refused", (str(exc),)))
+            events.put((target.name, "refused", (str(exc),)))
             return
-        events.put((name, "ready", (model, server)))
+        events.put((target.name, "ready", (child.model, child.server)))
         try:
-            while True:
-                command, args = await loop.run_in_executor(None, commands.get)
-                if command == "open":
-                    comp_dir, repeats = args
-                    open_side(side, Path(comp_dir), model, server)
-                    # the warm-up is not counted: its records go to no sink
-                    progress.started(repeats * sum(lv.n_requests for lv in levels),
-                                     str(side.run_dir), model)
-                    await warm_up(side)
-                    events.put((name, "opened", (side.describe(),)))
-                elif command == "slot":
-                    slot = Slot(*args)
-                    level = levels[slot.level_index]
-                    bucket = await run_slot(side, level, progress)
-                    save_side(side)
-                    summary = slot_summary(level, bucket)
-                    if summary is not None:
-                        progress.level_done(summary)
-                    events.put((name, "slot", (asdict(slot_record(slot, level, bucket)),)))
-                else:  # "close"
-                    complete = bool(args[0])
-                    return
+            while await child.do(*await loop.run_in_executor(None, commands.get)):
+                pass
         finally:
-            if side.run_dir is not None:
-                close_side(side, complete)
-            events.put((name, "closed", ()))
+            if child.side.run_dir is not None:
+                close_side(child.side, child.complete)
+            events.put((target.name, "closed", ()))
+
+
+class _Child:
+    """One target's side in its process: what the parent's commands do to it."""
+
+    def __init__(self, target: Target, side: Side, progress: QueueProgress,
+                 levels: Sequence[LevelSpec], events: Any) -> None:
+        self.name, self.side, self.progress = target.name, side, progress
+        self.levels, self.events = levels, events
+        self.model: str = ""
+        self.server: dict[str, Any] = {}
+        self.complete = False
+
+    async def do(self, command: str, args: tuple) -> bool:
+        """Carry out one command; False when it was the last (`close`)."""
+        if command == "open":
+            comp_dir, repeats = args
+            open_side(self.side, Path(comp_dir), self.model, self.server)
+            # the warm-up is not counted: its records go to no sink
+            total = repeats * sum(lv.n_requests for lv in self.levels)
+            self.progress.started(total, str(self.side.run_dir), self.model)
+            await warm_up(self.side)
+            self.events.put((self.name, "opened", (self.side.describe(),)))
+            return True
+        if command == "slot":
+            slot = Slot(*args)
+            level = self.levels[slot.level_index]
+            bucket = await run_slot(self.side, level, self.progress)
+            save_side(self.side)
+            summary = slot_summary(level, bucket)
+            if summary is not None:
+                self.progress.level_done(summary)
+            self.events.put((self.name, "slot", (asdict(slot_record(slot, level, bucket)),)))
+            return True
+        self.complete = bool(args[0])  # "close"
+        return False
 
 
 class _Workers:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -38,14 +37,9 @@ def _workload(
     concurrency: str, rounds: int, input_tokens: int, output_tokens: int, warmup: int,
     seed: int, out: Path, model: str | None, extra_body: str | None,
 ) -> RunConfig:
-    body = {}
-    if extra_body:
-        try:
-            body = json.loads(extra_body)
-        except json.JSONDecodeError as exc:
-            raise UserInputError(f"invalid --extra-body: not JSON ({exc.msg})") from None
-        if not isinstance(body, dict):
-            raise UserInputError("invalid --extra-body: expected a JSON object")
+    from servecap.cli.run_cmd import parse_extra_body  # `run`'s own rule and message
+
+    body = parse_extra_body(extra_body)
     try:
         return RunConfig(
             concurrency=parse_levels(concurrency), rounds=rounds, input_tokens=input_tokens,

@@ -22,6 +22,8 @@ from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
 from servecap.core.text import printable
 
+VERIFY_S = 30.0  # api.demo.VERIFY_S (the api is imported only when the command runs)
+
 if TYPE_CHECKING:
     from servecap.api.demo import DemoResult
 
@@ -126,7 +128,8 @@ def demo(
         "--interleaved", help="One deployment at a time in the interleaved order (about 17 "
         "min) instead of all four in lock-step")] = False,
     verify_s: Annotated[float, typer.Option(
-        min=0.0, help="Seconds measured when verifying the P90 winner's users (0: skip)")] = 45.0,
+        min=0.0, help="Seconds measured when verifying the P90 winner's users, after a ramp "
+        "as long (0: skip)")] = VERIFY_S,
 ) -> None:
     """Compare the seed report's four simulated deployments, verify the winner, report."""
     from servecap.api.demo import SEED_PROFILES, DemoOptions, run_demo

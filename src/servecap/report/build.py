@@ -21,8 +21,8 @@ from servecap.analysis.slo import SloAnalysis
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import CLOSED, LEVEL_KINDS, format_value
-from servecap.report.charts_rate import RATE_CHARTS, has_rate_levels
 from servecap.report.charts_compare import COMPARE_CHARTS
+from servecap.report.charts_rate import RATE_CHARTS, has_rate_levels
 from servecap.report.charts_spec import CHARTS
 from servecap.report.comparison import ComparisonSection
 from servecap.report.deployment import deployment_table

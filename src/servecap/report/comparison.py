@@ -11,7 +11,7 @@ and each target's SLO statistic per level with its interval, for the error-bar c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -129,7 +129,7 @@ def _capacity(cap: Capacity, levels: Sequence[LevelSummary], stat: str) -> Targe
 
 
 def _pair_section(
-    head: Headline, levels_of: dict[str, Sequence[LevelSummary]], stat: str
+    head: Headline, levels_of: Mapping[str, Sequence[LevelSummary]], stat: str
 ) -> PairSection:
     speedups = [
         LevelPoint(level=float(s.level.value), label=str(s.level),
@@ -183,7 +183,7 @@ def _series(pairs: Sequence[PairComparison], stat: str) -> dict[str, dict[str, l
 
 def comparison_section(
     pairs: Sequence[PairComparison], heads: Sequence[Headline], slo: SLO, method: str,
-    levels_of: dict[str, Sequence[LevelSummary]], repeats: int | None = None,
+    levels_of: Mapping[str, Sequence[LevelSummary]], repeats: int | None = None,
     schedule: str = "interleaved",
 ) -> ComparisonSection:
     """The section from the pairs and their headlines (in the same order)."""

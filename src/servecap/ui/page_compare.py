@@ -9,8 +9,8 @@ import streamlit as st
 from servecap.api.compare import CompareConfig
 from servecap.api.compare_report import find_comparison, section_of
 from servecap.api.compare_store import is_comparison
-from servecap.api.runs import load_runs
 from servecap.api.compare_targets import build_targets
+from servecap.api.runs import load_runs
 from servecap.core.config import SLO, RunConfig, parse_levels
 from servecap.core.errors import UserInputError
 from servecap.report.charts_compare import section_charts
