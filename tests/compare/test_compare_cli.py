@@ -159,3 +159,16 @@ def test_a_pair_must_name_two_targets(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "--pair" in _err(result)
     assert not (tmp_path / "out").exists()
+
+
+def test_lockstep_flag_runs_a_process_per_target(tmp_path: Path) -> None:
+    result = runner.invoke(app, [
+        "compare", "--target", "a=sim:deterministic*2", "--target", "b=sim:deterministic",
+        "--lockstep", "--repeats", "1", "--concurrency", "1", "--rounds", "2",
+        "--output-tokens", "8", "--out", str(tmp_path),
+    ])
+    assert result.exit_code == 0, result.output
+    (path,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    data = json.loads((path / "comparison.json").read_text())
+    assert data["schedule"] == "lockstep" and data["status"] == "complete"
+    assert "b holds" in result.output

@@ -25,7 +25,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any, Literal
 
-from servecap.api.compare import CompareConfig, ComparisonOutcome, prepare
+from servecap.api.compare import CompareConfig, ComparisonOutcome, prepare, servers
 from servecap.api.compare_side import (
     Side,
     close_side,
@@ -245,3 +245,12 @@ def _finish(stored: ComparisonFile, comp_dir: Path, config: CompareConfig) -> No
         _, samples = load_comparison(comp_dir)  # the records as the children wrote them
         stored.analyse(samples, config.slo)
     write_comparison(comp_dir, stored)
+
+
+def run_in_processes(
+    config: CompareConfig, schedule: Schedule = "lockstep", time_scale: float = 1.0,
+    progress_for: Callable[[str], ProgressSink] | None = None,
+) -> ComparisonOutcome:
+    """Start the simulator targets, run the comparison a process per target, stop them."""
+    with servers(config.targets, time_scale) as urls:
+        return run_lockstep(config, urls, progress_for, schedule)

@@ -17,7 +17,7 @@ from typing import Any
 
 from servecap.analysis.capacity_delta import Headline, headline
 from servecap.analysis.comparison import PairComparison, Repeats, compare_targets
-from servecap.api.compare_store import METHOD, is_comparison, reanalyse_pairs
+from servecap.api.compare_store import METHOD, is_comparison, read_comparison, reanalyse_pairs
 from servecap.api.report import ReportModel, ReportOptions, build_report
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
@@ -25,6 +25,7 @@ from servecap.core.level_key import LevelKey
 from servecap.report.comparison import ComparisonSection, comparison_section
 from servecap.report.comparison_md import comparison_markdown
 from servecap.storage.run_dir import Run
+from servecap.storage.runs import load_runs
 
 COMPARISON_MD = "comparison.md"
 # What must match for two runs to be compared: the load and the requests, not the target.
@@ -39,6 +40,20 @@ class Compared:
     heads: list[Headline] = field(default_factory=list)
     repeats: int | None = None
     schedule: str = "interleaved"
+
+
+def report_runs(paths: Sequence[Path]) -> list[Run]:
+    """The runs a report covers: of a comparison directory its targets' runs (a verify run
+    made inside it is not a deployment; the report finds it beside the sweep it verified),
+    of any other path every run it holds."""
+    dirs: list[Path] = []
+    for path in paths:
+        if is_comparison(path):
+            data = read_comparison(path)
+            dirs += [path / t["run_dir"] for t in data.get("targets", []) if t.get("run_dir")]
+        else:
+            dirs.append(path)
+    return load_runs(dirs)
 
 
 def workload_of(run: Run) -> dict[str, Any]:

@@ -134,12 +134,20 @@ def is_comparison(path: Path) -> bool:
     return (path / COMPARISON_FILE).is_file()
 
 
-def load_comparison(comp_dir: Path) -> tuple[dict[str, Any], dict[str, dict[LevelKey, Repeats]]]:
-    """`comparison.json` and every target's records grouped by level and repeat."""
+def read_comparison(comp_dir: Path) -> dict[str, Any]:
+    """`comparison.json` as stored; unreadable is a `UserInputError` (one message)."""
     try:
         data = json.loads((comp_dir / COMPARISON_FILE).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise UserInputError(f"cannot read {comp_dir / COMPARISON_FILE}: {exc}") from None
+    if not isinstance(data, dict):
+        raise UserInputError(f"{comp_dir / COMPARISON_FILE} is not a comparison")
+    return data
+
+
+def load_comparison(comp_dir: Path) -> tuple[dict[str, Any], dict[str, dict[LevelKey, Repeats]]]:
+    """`comparison.json` and every target's records grouped by level and repeat."""
+    data = read_comparison(comp_dir)
     samples: dict[str, dict[LevelKey, Repeats]] = {}
     for target in data.get("targets", []):
         records = {r.request_id: r for r in iter_records(comp_dir / target["run_dir"] /

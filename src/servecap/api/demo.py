@@ -6,9 +6,10 @@ records kept per repeat, `comparison.json` with the seed's three pairs): vllm-sp
 vllm-direct, sglang-spec against sglang-direct, vllm-direct against sglang-direct. Each
 target's client runs in a process of its own (`api.compare_lockstep`), and by default in
 lock-step: each level runs on all four at the same moments, so drift on the machine hits
-them alike, and the demo takes as long as the slowest deployment at each level (about 7
-minutes at x1 with the seed's 10 rounds) rather than the sum of the four (about 17, the
-`interleaved` schedule, one slot at a time). At the seed's levels a simulated deployment and
+them alike, and the demo takes as long as the slowest deployment at each level (7 minutes
+at x1 with the seed's 10 rounds) rather than the sum of the four (about 17, the
+`interleaved` schedule, one slot at a time); the whole demo took 8 min 45 s on a 2-core
+machine at load average 7. At the seed's levels a simulated deployment and
 its client use a few percent of a core each; every level's client health is recorded as in
 any run, so a machine too busy for this says so.
 
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from servecap.api.compare import CompareConfig, servers
 from servecap.api.compare_lockstep import Schedule, run_lockstep
-from servecap.api.compare_report import compared_report
+from servecap.api.compare_report import compared_report, report_runs
 from servecap.api.compare_targets import Target
 from servecap.api.plan import CapacityReport, plan_runs
 from servecap.api.progress import ProgressSink
@@ -125,8 +126,8 @@ def run_demo(
 
 
 def _report(result: DemoResult, report_dir: Path, time_scale: float) -> None:
-    """The report over the comparison directory (its sweeps and the verify run)."""
-    runs = load_runs([result.comparison_dir])
+    """The report over the comparison directory: its four sweeps, leading with the pairs."""
+    runs = report_runs([result.comparison_dir])  # the sweeps; the verify run is beside them
     title = f"servecap demo: four simulated deployments (x{time_scale:g} real time)"
     model, section = compared_report([result.comparison_dir], runs, ReportOptions(title=title))
     result.comparison = section

@@ -78,10 +78,14 @@ def compare(
     tps_slo: TpsSloOption = SLO_DEFAULTS.tps,
     think_time_s: ThinkTimeOption = SLO_DEFAULTS.think_time_s,
     stat: StatOption = StatChoice(SLO_DEFAULTS.statistic),
+    lockstep: Annotated[bool, typer.Option(
+        "--lockstep", help="Each target's client in its own process, every level on all "
+        "targets at once")] = False,
 ) -> None:
     """Compare deployments fairly: interleaved levels, repeats, differences with intervals."""
     from servecap.analysis.speedup import parse_pair
     from servecap.api.compare import CompareConfig, run_comparison
+    from servecap.api.compare_lockstep import run_in_processes
     from servecap.api.compare_targets import build_targets
 
     targets = build_targets(target or [], target_model or [], target_extra_body or [])
@@ -95,7 +99,7 @@ def compare(
     config = CompareConfig(targets, workload, repeats, allow_different_models, slo,
                            [(p.base, p.spec) for p in pairs])
     try:
-        outcome = run_comparison(config)
+        outcome = run_in_processes(config) if lockstep else run_comparison(config)
     except KeyboardInterrupt:
         print("interrupted: the slots finished so far are kept", file=sys.stderr)
         raise typer.Exit(EXIT_INTERRUPTED) from None

@@ -55,14 +55,13 @@ def report(
         "--compare", help="Require the runs to be comparable (same workload)")] = False,
 ) -> None:
     """Compare runs: report.html, report.md, charts/, tables/ and results.zip in --out."""
-    from servecap.api.compare_report import compared_report
+    from servecap.api.compare_report import compared_report, report_runs
     from servecap.api.report import write_report
-    from servecap.api.runs import load_runs
 
     options = report_options(title, pair or [], ttft_slo_ms, tps_slo, think_time_s, stat)
     if not runs:
         raise UserInputError("no runs given: name run directories or folders of runs")
-    loaded = load_runs(runs)
+    loaded = report_runs(runs)
     model, section = compared_report(runs, loaded, options, require=compare)
     paths = write_report(model, out)
     if section is not None:

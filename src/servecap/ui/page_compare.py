@@ -7,10 +7,9 @@ from pathlib import Path
 import streamlit as st
 
 from servecap.api.compare import CompareConfig
-from servecap.api.compare_report import find_comparison, section_of
+from servecap.api.compare_report import find_comparison, report_runs, section_of
 from servecap.api.compare_store import is_comparison
 from servecap.api.compare_targets import build_targets
-from servecap.api.runs import load_runs
 from servecap.core.config import SLO, RunConfig, parse_levels
 from servecap.core.errors import UserInputError
 from servecap.report.charts_compare import section_charts
@@ -52,7 +51,7 @@ def _form(results: Path, slo: SLO) -> None:
 def _headline(comp_dir: Path, slo: SLO) -> None:
     """The comparison's headline as the report leads with it, then its error-bar charts."""
     try:
-        runs = load_runs([comp_dir])
+        runs = report_runs([comp_dir])
         found = find_comparison([comp_dir], runs, slo)
     except UserInputError as exc:
         st.error(str(exc))
