@@ -172,3 +172,32 @@ def test_lockstep_flag_runs_a_process_per_target(tmp_path: Path) -> None:
     data = json.loads((path / "comparison.json").read_text())
     assert data["schedule"] == "lockstep" and data["status"] == "complete"
     assert "b holds" in result.output
+
+
+@pytest.mark.browser
+def test_the_comparison_charts_draw_their_error_bars_offline(
+    comparison: Path, tmp_path: Path
+) -> None:
+    """report.html in headless Chromium, network refused: C1..C5 are drawn with error bars."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(chromium).exists():
+        pytest.skip("Debian chromium is not installed")
+    out = tmp_path / "rep"
+    assert runner.invoke(app, ["report", str(comparison), "--out", str(out)]).exit_code == 0
+    errors: list[str] = []
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.route("**/*", lambda route: route.continue_()
+                       if route.request.url.startswith("file:") else route.abort())
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto((out / "report.html").as_uri())
+            for chart_id in ("C1", "C2", "C3", "C4", "C5"):
+                page.wait_for_selector(f"#chart-{chart_id}[data-rendered='1'] .main-svg",
+                                       timeout=30_000)
+                assert page.locator(f"#chart-{chart_id} g.errorbar").count() > 0, chart_id
+        finally:
+            browser.close()
+    assert not errors
