@@ -7,6 +7,7 @@ capacity tables, the seed's pairs with their intervals, the verification, and th
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -14,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from servecap.cli.common import user_errors
+from servecap.cli.common import EXIT_INTERRUPTED, user_errors
 from servecap.core.config import parse_levels
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
@@ -104,6 +105,9 @@ def _print_verification(console: Console, result: DemoResult) -> None:
     from servecap.api.verify import summary_line
 
     if result.verification is None:
+        if result.winner is None:
+            console.print()
+            _say(console, "No deployment meets the SLOs on P90: no users to verify.")
         return
     console.print()
     _say(console, f"Verification of {result.winner} (the P90 winner) on the simulator at "
@@ -145,9 +149,13 @@ def demo(
                   f"real time, {rounds} rounds per level, {repeats} repeat(s); then the P90 "
                   f"winner's users verified for {verify_s:g} s (the defaults take about 9 "
                   "minutes: 8 min 45 s measured on a busy 2-core machine)")
-    with DemoProgress(console) as display:
-        result = run_demo(out, options, progress_for=display.sink,
-                          verify_progress=display.verify_sink)
+    try:
+        with DemoProgress(console) as display:
+            result = run_demo(out, options, progress_for=display.sink,
+                              verify_progress=display.verify_sink)
+    except KeyboardInterrupt:
+        print("interrupted: the levels finished so far are kept", file=sys.stderr)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     # the live display is stopped: nothing below is drawn over
     _print_ending(Console(), result)
 
