@@ -61,3 +61,16 @@ def test_charts_carry_every_interval_as_an_error_bar() -> None:
     for trace in charts["C4"].traces + charts["C5"].traces:
         assert all(lo <= y <= hi for y, lo, hi in zip(trace.y, trace.low, trace.high,
                                                        strict=True))
+
+
+def test_each_level_has_its_verdicts_named() -> None:
+    _, section = _section()
+    (pair,) = section.pairs
+    assert pair.verdict_header == ["level", "TTFT P90", "TPS P90", "latency mean"]
+    assert [row.level for row in pair.verdicts] == [f"c={c}" for c in (1, 2, 4, 8, 16, 32)]
+    for row in pair.verdicts:
+        ttft, tps, latency = row.cells
+        # b's steps are 10% cheaper: at least the means say so, with B - A below 0 for times
+        assert latency.startswith("b better: B - A -") and "CI -" in latency, row
+        assert tps.startswith(("b better: B - A +", "no significant difference")), row
+        assert not ttft.startswith("a better"), row

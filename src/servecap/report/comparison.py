@@ -19,7 +19,7 @@ from servecap.analysis.capacity_delta import Capacity, Headline
 from servecap.analysis.comparison import PairComparison
 from servecap.core.config import SLO
 from servecap.core.summary import LevelSummary
-from servecap.stats.difference import Bounds
+from servecap.stats.difference import Bounds, Difference
 
 
 class Interval(BaseModel):
@@ -54,12 +54,28 @@ class Sentence(BaseModel):
         return f" (small sample: {'; '.join(self.warnings)})" if self.warnings else ""
 
 
+# (metric, statistic, column title, unit, digits): the verdicts each pair shows per level
+VERDICT_COLUMNS: tuple[tuple[str, str, str, str, int], ...] = (
+    ("ttft_ms", "", "TTFT", "ms", 1), ("tps", "", "TPS", "tok/s", 1),
+    ("latency_s", "mean", "latency mean", "s", 2),
+)
+
+
+class VerdictRow(BaseModel):
+    """One level of a pair: per metric who is better (or no significant difference)."""
+
+    level: str
+    cells: list[str]
+
+
 class PairSection(BaseModel):
     a: str
     b: str
     interleaved: bool
     sentences: list[str]
     lines: list[Sentence] = Field(default_factory=list)  # the sentences, warnings beside
+    verdict_header: list[str] = Field(default_factory=list)
+    verdicts: list[VerdictRow] = Field(default_factory=list)
     capacity: list[TargetCapacity]  # A, then B
     users_difference: Interval | None = None
     speedups: list[LevelPoint] = Field(default_factory=list)
@@ -129,7 +145,8 @@ def _capacity(cap: Capacity, levels: Sequence[LevelSummary], stat: str) -> Targe
 
 
 def _pair_section(
-    head: Headline, levels_of: Mapping[str, Sequence[LevelSummary]], stat: str
+    pair: PairComparison, head: Headline, levels_of: Mapping[str, Sequence[LevelSummary]],
+    stat: str,
 ) -> PairSection:
     speedups = [
         LevelPoint(level=float(s.level.value), label=str(s.level),
@@ -140,13 +157,38 @@ def _pair_section(
     if head.break_even is not None:
         even = _span(head.break_even, head.break_even_low, head.break_even_high)
     capacity = [_capacity(c, levels_of.get(c.name, []), stat) for c in (head.a, head.b)]
+    header, verdicts = _verdicts(pair, stat)
     return PairSection(
         a=head.a.name, b=head.b.name, interleaved=head.interleaved,
         sentences=list(head.sentences), lines=_lines(head.sentences, capacity),
         capacity=capacity,
         users_difference=_interval(head.users_difference), speedups=speedups,
-        break_even=even,
+        break_even=even, verdict_header=header, verdicts=verdicts,
     )
+
+
+def _verdict_cell(diff: Difference | None, pair: PairComparison, unit: str, digits: int) -> str:
+    """`b better: B - A -35.2 ms (CI -40.1..-30.3)`, or `no significant difference: ...`."""
+    if diff is None:
+        return "n/a"
+    d = diff.difference
+    span = f"{d.estimate:+.{digits}f} {unit} (CI {d.low:+.{digits}f}..{d.high:+.{digits}f})"
+    who = {"a": f"{pair.a} better", "b": f"{pair.b} better"}.get(diff.better.value)
+    return f"{who if who else 'no significant difference'}: B - A {span}"
+
+
+def _verdicts(pair: PairComparison, stat: str) -> tuple[list[str], list[VerdictRow]]:
+    label = "P90" if stat == "p90" else "mean"
+    header = ["level"] + [f"{title} {label}" if not own else title
+                          for _, own, title, _, _ in VERDICT_COLUMNS]
+    rows = [
+        VerdictRow(level=str(lv.level), cells=[
+            _verdict_cell(lv.diffs.get((metric, own or stat)), pair, unit, digits)
+            for metric, own, _, unit, digits in VERDICT_COLUMNS
+        ])
+        for lv in pair.levels
+    ]
+    return header, rows
 
 
 def _lines(sentences: Sequence[str], capacity: Sequence[TargetCapacity]) -> list[Sentence]:
@@ -189,6 +231,8 @@ def comparison_section(
     """The section from the pairs and their headlines (in the same order)."""
     return ComparisonSection(
         interleaved=all(p.interleaved for p in pairs), statistic=slo.statistic, slo=slo,
-        method=method, pairs=[_pair_section(h, levels_of, slo.statistic) for h in heads],
+        method=method,
+        pairs=[_pair_section(p, h, levels_of, slo.statistic)
+               for p, h in zip(pairs, heads, strict=True)],
         series=_series(pairs, slo.statistic), repeats=repeats, schedule=schedule,
     )

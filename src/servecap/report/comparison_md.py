@@ -19,6 +19,13 @@ def comparison_markdown(section: ComparisonSection) -> str:
         for line in rest:
             out.append(f"- {md(line.text + line.note())}")
         out.append("")
+        if pair.verdicts:
+            out += [f"Verdicts per level (B = {md(pair.b)}, A = {md(pair.a)}; 95% intervals of "
+                    "B - A):", "", "| " + " | ".join(md(h) for h in pair.verdict_header) + " |",
+                    "|" + "---|" * len(pair.verdict_header)]
+            out += ["| " + " | ".join(md(v) for v in [row.level, *row.cells]) + " |"
+                    for row in pair.verdicts]
+            out.append("")
     for chart in COMPARE_CHARTS:
         out += [f"![{md(chart.id + ' ' + chart.title)}](charts/{chart.id}-{chart.slug}.png)",
                 "", f"*{md(chart.caption)}*", ""]
