@@ -1,18 +1,21 @@
-"""How much the client costs, and how far it bends what it measures.
+"""How far the client bends what it measures, and what it costs: servecap beside a minimal
+raw-asyncio client, in one run, against the same exact-schedule server.
 
-Not a test: prints figures. The server runs in its own process on one core, the client is
-pinned to the other, so the client's CPU is its own.
+Not a test: prints figures. The simulator's deterministic profile (first chunk 50 ms after a
+request arrives, then one token every 10 ms, 128 tokens) runs as its own process pinned to
+the last CPU; each client runs as its own process pinned to CPU 0 on uvloop: servecap as a
+user runs it (`servecap run`, the whole process: scheduler, record writer, monitor), the raw
+client as ~60 lines of asyncio streams that stamp each read and keep nothing else.
 
-  python bench/client_overhead.py            # servecap's client (aiohttp)
-  python bench/client_overhead.py --compare  # also httpx and a minimal raw-asyncio client
+Per level (closed loop, c = 1, 64, 256): mean TTFT error (client's mean TTFT - 50 ms) and
+mean ITL error (- 10 ms), and CPU per request over the level (process CPU while the level
+ran / its requests), each with servecap's figure as a ratio to the raw client's. The
+simulator's own first-token lateness over the same requests (from its /metrics) is printed
+beside them: what part of the error is the server's. With `--passes 2` the second pass runs
+the tools in the reverse order. Usage::
 
-Part 2 also splits servecap's TTFT error: the schedule server reports (CLOCK_MONOTONIC, shared
-by processes here) when its handler started and when it wrote the first chunk, so the error
-divides into "before the server's handler ran" and "server write to client stamp".
-
-Part 1: a zero-delay server streams 128 one-token chunks; client CPU ms per request and
-requests/s at c=64 and c=256. Part 2: a 200 ms TTFT / 10 ms ITL schedule; mean TTFT and ITL
-error at c=1, 64, 256.
+    python bench/client_overhead.py [--passes 2] [--rounds 3]
+    python bench/client_overhead.py --raw-child URL C N   # internal: one raw-client level
 """
 
 from __future__ import annotations
@@ -21,216 +24,171 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Awaitable, Callable
+import urllib.request
 from pathlib import Path
 
-import uvloop
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from servecap.client.http import StreamingClient, make_session  # noqa: E402
-from servecap.core.config import ClientOptions  # noqa: E402
-from servecap.core.records import RequestRecord  # noqa: E402
-from servecap.metrics.level import summarise_level  # noqa: E402
-from servecap.workload.prompts import build_prompts  # noqa: E402
-from servecap.workload.source import Request  # noqa: E402
-
 TOKENS = 128
+TTFT_MS, ITL_MS = 50.0, 10.0
+MODEL = "servecap-sim-deterministic"
+LEVELS = (1, 64, 256)
+ROUNDS_AT_1 = 8  # a c=1 level is slow (1.3 s a request): fewer rounds, same figures
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start_server(ttft_ms: float, itl_ms: float) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    code = (
-        "import os, uvloop; os.sched_setaffinity(0, {1}); uvloop.install();"
-        "from aiohttp import web; from tests.servers.schedule_server import Schedule, make_app;"
-        f"web.run_app(make_app(Schedule({ttft_ms / 1000}, {itl_ms / 1000})),"
-        f" host='127.0.0.1', port={port}, access_log=None, print=None, backlog=4096)"
-    )
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc, f"http://127.0.0.1:{port}/v1"
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("server did not start")
-
-
-SendFn = Callable[[int], Awaitable[RequestRecord]]
-
-
-async def closed_loop(send: SendFn, concurrency: int, per_stream: int) -> list[RequestRecord]:
-    records: list[RequestRecord] = []
-
-    async def stream(index: int) -> None:
-        for _ in range(per_stream):
-            records.append(await send(index))
-
-    await asyncio.gather(*(stream(i) for i in range(concurrency)))
-    return records
-
-
-async def servecap_client(base_url: str, concurrency: int, per_stream: int) -> list[RequestRecord]:
-    options = ClientOptions(base_url=base_url)
-    prompts = [Request(p.text, TOKENS, p.target_tokens) for p in build_prompts(128)]
-    async with make_session(options, concurrency, {}) as session:
-        client = StreamingClient(session, options, "test-model", "chat", TOKENS)
-
-        async def send(index: int) -> RequestRecord:
-            record = RequestRecord(0, concurrency, index, time.perf_counter_ns())
-            await client.send(prompts[index % len(prompts)], record)
-            return record
-
-        await closed_loop(send, concurrency, 1)  # connect and warm up
-        return await closed_loop(send, concurrency, per_stream)
-
-
-async def httpx_client(base_url: str, concurrency: int, per_stream: int) -> list[RequestRecord]:
-    import httpx
-
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
-
-        async def send(index: int) -> RequestRecord:
-            record = RequestRecord(0, concurrency, index, time.perf_counter_ns())
-            body = {"model": "m", "max_tokens": TOKENS, "stream": True,
-                    "messages": [{"role": "user", "content": "x" * 512}]}
-            record.sent_at = time.perf_counter_ns()
-            async with client.stream("POST", base_url + "/chat/completions", json=body) as resp:
-                async for _chunk in resp.aiter_bytes():
-                    now = time.perf_counter_ns()
-                    if record.first_token_at is None:
-                        record.first_token_at = now
-                    record.last_token_at = now
-                    record.chunk_at.append(now)
-            record.ended_at = time.perf_counter_ns()
-            record.completion_tokens = TOKENS
-            return record
-
-        await closed_loop(send, concurrency, 1)
-        return await closed_loop(send, concurrency, per_stream)
-
-
-async def raw_client(base_url: str, concurrency: int, per_stream: int) -> list[RequestRecord]:
-    """A minimal HTTP/1.1 keep-alive client on asyncio streams (reads until [DONE])."""
+async def _raw_level(base_url: str, concurrency: int, n: int) -> dict[str, object]:
+    """c streams of one keep-alive connection each, `n` requests in all, after one warm-up."""
     host_port = base_url.split("//")[1].split("/")[0]
-    host, port = host_port.split(":")
-    body = json.dumps({"model": "m", "max_tokens": TOKENS, "stream": True,
+    host, port = host_port.rsplit(":", 1)
+    body = json.dumps({"model": MODEL, "max_tokens": TOKENS, "stream": True,
                        "messages": [{"role": "user", "content": "x" * 512}]}).encode()
     head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host_port}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
     conns: dict[int, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
+    rows: list[tuple[int, int, int]] = []
 
-    async def send(index: int) -> RequestRecord:
+    async def one(index: int) -> None:
         if index not in conns:
             conns[index] = await asyncio.open_connection(host, int(port))
         reader, writer = conns[index]
-        record = RequestRecord(0, concurrency, index, time.perf_counter_ns())
-        record.sent_at = time.perf_counter_ns()
+        sent = time.perf_counter_ns()
         writer.write(head + body)
-        buffer = b""
-        while b"[DONE]" not in buffer[-64:]:
+        first = last = 0
+        tail = b""
+        while True:
             data = await reader.read(65536)
             now = time.perf_counter_ns()
             if not data:
+                raise ConnectionError("server closed")
+            if not first and b'"delta":{"content":"' in data:
+                first = now  # the role-only chunk before it carries no token
+            if b'"content":"' in data:
+                last = now
+            tail = (tail + data)[-16:]
+            if tail.endswith(b"0\r\n\r\n"):
                 break
-            if record.first_token_at is None:
-                record.first_token_at = now
-            record.last_token_at = now
-            record.chunk_at.append(now)
-            buffer = buffer[-64:] + data
-        await reader.readuntil(b"0\r\n\r\n") if not buffer.endswith(b"0\r\n\r\n") else None
-        record.ended_at = time.perf_counter_ns()
-        record.completion_tokens = TOKENS
-        return record
+        rows.append((sent, first, last))
 
-    await closed_loop(send, concurrency, 1)
-    records = await closed_loop(send, concurrency, per_stream)
+    async def stream(index: int, count: int) -> None:
+        for _ in range(count):
+            await one(index)
+
+    await one(0)  # warm-up, as servecap's --warmup 1
+    rows.clear()
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    per = n // concurrency
+    await asyncio.gather(*(stream(i, per) for i in range(concurrency)))
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     for _, writer in conns.values():
         writer.close()
-    return records
+    ttft = [(f - s) / 1e6 for s, f, _ in rows]
+    itl = [(la - f) / 1e6 / (TOKENS - 1) for _, f, la in rows]
+    return {"n": len(rows), "ttft_mean_ms": sum(ttft) / len(ttft),
+            "itl_mean_ms": sum(itl) / len(itl), "cpu_s": cpu, "wall_s": wall}
 
 
-CLIENT = "servecap(aiohttp)"
-CLIENTS = {CLIENT: servecap_client, "httpx": httpx_client, "raw-asyncio": raw_client}
+def raw_child(base_url: str, concurrency: int, n: int) -> None:
+    import uvloop
+
+    os.sched_setaffinity(0, {0})
+    print(json.dumps(uvloop.run(_raw_level(base_url, concurrency, n))))
 
 
-def measure(name: str, base_url: str, concurrency: int, per_stream: int) -> dict[str, float]:
-    runner = asyncio.Runner(loop_factory=uvloop.new_event_loop)
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    records = runner.run(CLIENTS[name](base_url, concurrency, per_stream))
-    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-    runner.close()
-    for record in records:
-        record.status = "ok"
-        record.token_source = "usage"
-    summary = summarise_level(concurrency, records)
-    delivery = [
-        (r.first_token_at - r.server_timings["first_write_ns"]) / 1e6
-        for r in records
-        if r.server_timings and r.first_token_at and r.server_timings.get("first_write_ns")
-    ]
-    to_handler = [
-        (r.server_timings["handler_start_ns"] - r.sent_at) / 1e6
-        for r in records
-        if r.server_timings and r.sent_at and r.server_timings.get("handler_start_ns")
-    ]
-    return {
-        "delivery_ms": sum(delivery) / len(delivery) if delivery else float("nan"),
-        "to_handler_ms": sum(to_handler) / len(to_handler) if to_handler else float("nan"),
-        "cpu_ms_per_req": 1000 * cpu / len(records),
-        "cpu_pct": 100 * cpu / wall,
-        "rps": len(records) / wall,
-        "ttft_mean_ms": summary.ttft_mean_ms or 0.0,
-        "itl_mean_ms": summary.itl_mean_ms or 0.0,
-    }
+def run_raw(base_url: str, concurrency: int, n: int) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--raw-child", base_url, str(concurrency), str(n)],
+        capture_output=True, text=True, check=True, timeout=600,
+    )
+    m = json.loads(out.stdout)
+    return {"ttft_mean_ms": m["ttft_mean_ms"], "itl_mean_ms": m["itl_mean_ms"],
+            "cpu_ms_per_req": 1000 * m["cpu_s"] / m["n"], "n": m["n"]}
+
+
+def run_servecap(base_url: str, concurrency: int, rounds: int, out: Path) -> dict[str, float]:
+    out.mkdir(parents=True)
+    cmd = ["taskset", "-c", "0", "servecap", "run", "--base-url", base_url,
+           "--concurrency", str(concurrency), "--rounds", str(rounds), "--warmup", "1",
+           "--input-tokens", "128", "--output-tokens", str(TOKENS), "--out", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-1500:])
+    (run_dir,) = [p for p in out.iterdir() if p.is_dir()]
+    (level,) = json.loads((run_dir / "summary.json").read_text())
+    # the monitor's CPU share of one core over the level, times the level's wall time
+    cpu_s = (level["client_cpu_pct"] or 0.0) / 100.0 * level["wall_s"]
+    return {"ttft_mean_ms": level["ttft_mean_ms"], "itl_mean_ms": level["itl_mean_ms"],
+            "cpu_ms_per_req": 1000 * cpu_s / level["n_requests"], "n": level["n_requests"],
+            "send_gap_p99_ms": level.get("send_gap_p99_ms") or float("nan"),
+            "served_concurrency": level.get("served_concurrency") or float("nan"),
+            "client_bound": bool(level.get("client_bound"))}
+
+
+def sim_first_token_lateness(base_url: str) -> tuple[float, float]:
+    """The simulator's own sum of first-token write lateness (s) and how many it timed."""
+    url = base_url.removesuffix("/v1") + "/metrics"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text = response.read().decode()
+    values = {line.split("{")[0]: float(line.rsplit(" ", 1)[1])
+              for line in text.splitlines() if line.startswith("sim:first_token_lateness")}
+    return (values.get("sim:first_token_lateness_seconds_total", 0.0),
+            values.get("sim:first_token_lateness_chunks_total", 0.0))
+
+
+def measured(name: str, base_url: str, c: int, rounds: int, tmp: Path) -> dict[str, float]:
+    before = sim_first_token_lateness(base_url)
+    if name == "raw":
+        m = run_raw(base_url, c, c * rounds)
+    else:
+        m = run_servecap(base_url, c, rounds, tmp / f"{name}-{c}-{time.monotonic_ns()}")
+    after = sim_first_token_lateness(base_url)
+    chunks = after[1] - before[1]
+    m["sim_first_late_ms"] = 1000 * (after[0] - before[0]) / chunks if chunks else float("nan")
+    return m
+
+
+def show(name: str, c: int, m: dict[str, float], raw: dict[str, float] | None) -> None:
+    ttft_err, itl_err = m["ttft_mean_ms"] - TTFT_MS, m["itl_mean_ms"] - ITL_MS
+    text = (f"  {name:9s} c={c:<4d} n={int(m['n']):<4d} TTFT err {ttft_err:+7.2f} ms  "
+            f"ITL err {itl_err:+.3f} ms  CPU/req {m['cpu_ms_per_req']:.2f} ms  "
+            f"(sim first-token late {m['sim_first_late_ms']:.2f} ms)")
+    if raw is not None:
+        raw_ttft = raw["ttft_mean_ms"] - TTFT_MS
+        ratio = ttft_err / raw_ttft if raw_ttft > 0 else float("nan")
+        text += (f"\n  {'':9s} ratio to raw: TTFT error {ratio:.2f}x, "
+                 f"CPU/req {m['cpu_ms_per_req'] / raw['cpu_ms_per_req']:.2f}x; "
+                 f"send gap p99 {m['send_gap_p99_ms']:.2f} ms, served concurrency "
+                 f"{m['served_concurrency']:.1f}, client-bound {m['client_bound']}")
+    print(text, flush=True)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--compare", action="store_true", help="also httpx and raw asyncio")
-    parser.add_argument("--requests", type=int, default=1024, help="requests per level (part 1)")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--passes", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3, help="requests per stream at c>1")
+    parser.add_argument("--raw-child", nargs=3, metavar=("URL", "C", "N"))
     args = parser.parse_args()
-    os.sched_setaffinity(0, {0})
-    names = list(CLIENTS) if args.compare else ["servecap(aiohttp)"]
-    server, url = start_server(0, 0)
-    try:
-        print("part 1: zero-delay server, 128 tokens/request, client pinned to one core")
-        for name in names:
-            for c in (64, 256):
-                m = measure(name, url, c, max(1, args.requests // c))
-                print(f"  {name:18s} c={c:<4d} cpu/request {m['cpu_ms_per_req']:.2f} ms"
-                      f"  requests/s {m['rps']:.0f}")
-    finally:
-        server.kill()
-    server, url = start_server(200, 10)
-    try:
-        print("part 2: schedule TTFT 200 ms, ITL 10 ms; error of the client's means")
-        for name in names:
-            for c, per in ((1, 5), (64, 2), (256, 1)):
-                m = measure(name, url, c, per)
-                print(f"  {name:18s} c={c:<4d} TTFT error {m['ttft_mean_ms'] - 200:+.2f} ms"
-                      f"  ITL error {m['itl_mean_ms'] - 10:+.3f} ms"
-                      f"  client CPU {m['cpu_pct']:.0f}% of its core")
-                if name == CLIENT:
-                    print(f"      of the TTFT error: send->server handler "
-                          f"{m['to_handler_ms']:.2f} ms, server write->client stamp "
-                          f"{m['delivery_ms']:.2f} ms")
-    finally:
-        server.kill()
+    if args.raw_child:
+        raw_child(args.raw_child[0], int(args.raw_child[1]), int(args.raw_child[2]))
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    from servecap.sim.runner import start_server_process
+
+    cpus = sorted(os.sched_getaffinity(0))
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; clients on CPU 0, "
+          f"simulator on CPU {cpus[-1]}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp, start_server_process("deterministic") as sim:
+        os.sched_setaffinity(sim.proc.pid, {cpus[-1]})
+        for pass_ in range(args.passes):
+            print(f"pass {pass_ + 1}" + (" (servecap first)" if pass_ % 2 else ""), flush=True)
+            for c in LEVELS:
+                rounds = ROUNDS_AT_1 if c == 1 else args.rounds
+                order = ["servecap", "raw"] if pass_ % 2 else ["raw", "servecap"]
+                results = {n: measured(n, sim.base_url, c, rounds, Path(tmp)) for n in order}
+                show("raw", c, results["raw"], None)
+                show("servecap", c, results["servecap"], results["raw"])
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,15 @@
-"""The streaming client: one aiohttp session per run, one pooled connection per stream.
+"""The streaming client: one keep-alive connection per stream, its own HTTP/1.1 on asyncio.
 
-Why aiohttp: bench/client_overhead.py measured it against httpx (several times the CPU per
-stream) and was close enough to a raw-asyncio client to keep TLS, proxies, keep-alive and
-chunked decoding in a well-kept library. The hot path stamps each read before parsing it.
+The run's aiohttp session (`make_session`) serves the preflight, the server facts and the
+metrics scraper; the streams go through `client.wire`, a small HTTP/1.1 client on an
+asyncio Protocol parsed by httptools. Why (bench/client_overhead.py, in one run beside a
+raw-asyncio client): with aiohttp a closed loop's burst made each new request wait inside
+the client while the other streams' endings were processed, all of it counted as TTFT, and
+each chunk was stamped when its task resumed. Here a request is written the moment its
+stream asks (`sent_at` is when its last byte went to the kernel), each chunk is stamped
+and parsed in the loop's read callback, and one stream costs no task wake-up per chunk.
+TLS, keep-alive, chunked and close-delimited bodies, gzip, the reconnect rule and every
+failure reason are kept (tests/faults, tests/client).
 """
 
 from __future__ import annotations
@@ -11,28 +18,19 @@ import asyncio
 import json
 import ssl
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
 from servecap.client.chunks import ChunkReader
-from servecap.client.failures import (
-    describe_exception,
-    fail,
-    reason_for_exception,
-    reason_for_status,
-    timeout_reason,
-)
-from servecap.client.pool import FreshConnector, SkipCount, current_skips
-from servecap.client.stamp_age import received_age_ms, sent_age_ms, socket_of
+from servecap.client.exchange import Exchange
+from servecap.client.failures import fail
+from servecap.client.pool import ConnectFailed, FreshConnector, SkipCount, StreamPool
 from servecap.core.clock import now_ns
 from servecap.core.config import ClientOptions, Endpoint
-from servecap.core.errors import SSEProtocolError, UserInputError
+from servecap.core.errors import UserInputError
 from servecap.core.records import RequestRecord
-from servecap.core.urls import hide_userinfo
-from servecap.sse.decoder import SSEDecoder
 from servecap.workload.source import AnyRequest
-
-MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 
 
 def ssl_context(options: ClientOptions) -> ssl.SSLContext | bool:
@@ -47,6 +45,19 @@ def ssl_context(options: ClientOptions) -> ssl.SSLContext | bool:
                 f"cannot use --ca-bundle {options.ca_bundle}: {exc.strerror or exc}"
             ) from exc
     return True
+
+
+def stream_tls(options: ClientOptions) -> ssl.SSLContext:
+    """The streams' TLS context: `ssl_context`'s rule as one SSLContext."""
+    context = ssl_context(options)
+    if isinstance(context, ssl.SSLContext):
+        return context
+    if context:
+        return ssl.create_default_context()
+    unverified = ssl.create_default_context()
+    unverified.check_hostname = False
+    unverified.verify_mode = ssl.CERT_NONE
+    return unverified
 
 
 def make_session(
@@ -76,13 +87,10 @@ class StreamingClient:
         max_tokens: int,
         extra_body: dict[str, Any] | None = None,
     ) -> None:
-        self._session = session
         self._options = options
         self._chat = endpoint == "chat"
         # `--extra-body` may set max_tokens for every request; otherwise each request's own
         self._per_request_max = "max_tokens" not in (extra_body or {})
-        path = "/chat/completions" if self._chat else "/completions"
-        self._url = options.base_url + path
         extra = dict(extra_body or {})
         user_stream = extra.pop("stream_options", None)
         self._template: dict[str, Any] = {
@@ -95,11 +103,10 @@ class StreamingClient:
                 "include_usage": True, **(user_stream if isinstance(user_stream, dict) else {}),
             },
         }
-        self._timeout = aiohttp.ClientTimeout(
-            total=None,
-            sock_connect=options.connect_timeout_s,
-            sock_read=options.stall_timeout_s,
-        )
+        url = urlsplit(options.base_url)
+        path = url.path.rstrip("/") + ("/chat/completions" if self._chat else "/completions")
+        self._head = request_head(path, url, dict(session.headers))
+        self._pool = _stream_pool(session, options)
 
     def body(self, request: AnyRequest) -> bytes:
         body = dict(self._template)
@@ -115,115 +122,71 @@ class StreamingClient:
     async def send(self, request: AnyRequest, record: RequestRecord) -> None:
         """Send `request` once, record every timestamp; never raises for server faults."""
         payload = self.body(request)
+        wire = self._head % len(payload) + payload
         # a sessions turn collects its answer for the next turn's history
         reader = ChunkReader(record, self._chat, getattr(request, "answer", None))
         skips = SkipCount()
-        token = current_skips.set(skips)  # the pool counts stale connections it skipped
+        connection = exchange = None
         try:
-            async with asyncio.timeout(self._options.timeout_s) as deadline:
-                try:
-                    await self._exchange(payload, reader)
-                except TimeoutError:
-                    if deadline.expired():
-                        raise
-                    fail(record, timeout_reason(record.first_byte_at is not None),
-                         "read timed out")
+            async with asyncio.timeout(self._options.timeout_s):
+                connection = await self._pool.acquire(skips)
+                done = asyncio.get_running_loop().create_future()
+                exchange = Exchange(reader, done, connection.socket)
+                connection.start(wire, exchange, self._options.stall_timeout_s)
+                await done
         except TimeoutError:
             fail(record, "total_timeout", f"request exceeded {self._options.timeout_s:g} s")
+        except ConnectFailed as exc:
+            fail(record, exc.reason, str(exc))
         except asyncio.CancelledError:
             record.status, record.reason = "cancelled", "cancelled"
             raise
-        except (aiohttp.ClientError, OSError) as exc:
-            responded = record.first_byte_at is not None
-            fail(record, reason_for_exception(exc, responded), describe_exception(exc))
-        except SSEProtocolError as exc:
-            fail(record, "response_too_large", str(exc))
         finally:
-            current_skips.reset(token)
+            if connection is not None and not (exchange is not None and exchange.finished):
+                connection.abort()  # cut short (a timeout, a cancel): never reused
             record.reconnects = skips.skipped
-            record.ended_at = now_ns()
+            if record.ended_at is None:
+                record.ended_at = now_ns()
             reader.finish(len(request.text))
 
-    async def _exchange(self, payload: bytes, reader: ChunkReader) -> None:
-        """One attempt, never repeated: the pool hands out only connections that were
-        open just before the write (client/pool.py), so a failure here is the server's."""
-        record = reader.record
-        record.sent_at = now_ns()
-        async with self._session.post(
-            self._url,
-            data=payload,
-            headers={"Content-Type": "application/json", "Accept": "text/event-stream"},
-            timeout=self._timeout,
-            allow_redirects=False,  # a redirect is a failure: never measure another origin
-        ) as response:
-            record.first_byte_at = now_ns()
-            sent_age = sent_age_ms(socket_of(response))
-            if sent_age is not None:
-                # the request left the machine at first_byte_at - sent_age; later than
-                # sent_at by the client's own delay in writing it
-                waited = (record.first_byte_at - record.sent_at) / 1e6 - sent_age
-                record.client_delay_ms = max(0.0, waited)
-            record.http_status = response.status
-            if not await self._response_ok(response, record):
-                return
-            await self._read_stream(response, reader)
 
-    async def _response_ok(self, response: aiohttp.ClientResponse, record: RequestRecord) -> bool:
-        if 300 <= response.status < 400:
-            target = hide_userinfo(response.headers.get("Location", "")[:200])
-            fail(record, "redirect", f"HTTP {response.status} to {target!r}: not followed")
-            return False
-        if response.status >= 400:
-            body = await response.content.read(2048)
-            detail = body.decode("utf-8", errors="replace")
-            retry = response.headers.get("Retry-After")
-            if retry:
-                detail = f"Retry-After: {retry[:40]}; {detail}"
-            fail(record, reason_for_status(response.status), detail)
-            return False
-        content_type = response.headers.get("Content-Type", "")
-        if "text/event-stream" not in content_type:
-            body = await response.content.read(512)
-            snippet = body.decode("utf-8", errors="replace")
-            fail(record, "unexpected_content_type", f"{content_type[:80]}: {snippet}")
-            return False
-        return True
-
-    async def _read_stream(self, response: aiohttp.ClientResponse, reader: ChunkReader) -> None:
-        decoder = SSEDecoder()
-        record = reader.record
-        received = 0
-        content = response.content
-        sock = socket_of(response)
-        first_age: float | None = None
-        try:
-            while True:
-                data = await content.readany()
-                arrived_at = now_ns()  # stamped before any parsing
-                if not data:
-                    _add_read_delay(record, first_age, received_age_ms(sock))
-                    break
-                received += len(data)
-                if received > MAX_RESPONSE_BYTES:
-                    fail(record, "response_too_large", f"over {MAX_RESPONSE_BYTES} bytes")
-                    return
-                before = record.first_token_at
-                for event, text in decoder.feed(data):
-                    reader.feed(event, text, arrived_at)
-                if before is None and record.first_token_at is not None:
-                    # one syscall a request: how old the first token's bytes were when stamped
-                    first_age = received_age_ms(sock)
-                if record.status != "ok":
-                    return  # keep reading after [DONE] so the connection is reused
-            for event, text in decoder.close():
-                reader.feed(event, text, now_ns())
-        finally:
-            record.utf8_replaced = decoder.replaced
+def request_head(path: str, url: Any, headers: dict[str, str]) -> bytes:
+    """The request line and headers, with `%d` where the body's length goes."""
+    default_port = 443 if url.scheme == "https" else 80
+    host = url.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 literal
+    if url.port and url.port != default_port:
+        host += f":{url.port}"
+    fixed = {
+        "Host": host, "User-Agent": "servecap", "Accept": "text/event-stream",
+        "Accept-Encoding": "identity", "Content-Type": "application/json",
+    }
+    lines = [f"POST {path} HTTP/1.1"]
+    seen = {k.lower() for k in headers}
+    lines += [f"{k}: {v}" for k, v in fixed.items() if k.lower() not in seen or k == "Host"]
+    for name, value in headers.items():
+        if name.lower() in ("host", "content-length", "transfer-encoding", "connection"):
+            continue
+        if any(c in name + value for c in "\r\n\0"):
+            raise UserInputError(f"header {name[:40]!r} holds a line break")
+        lines.append(f"{name}: {value}")
+    head = "\r\n".join(lines).replace("%", "%%") + "\r\nContent-Length: %d\r\n\r\n"
+    return head.encode("latin-1")
 
 
-def _add_read_delay(record: RequestRecord, *ages_ms: float | None) -> None:
-    """client_delay_ms: the send delay plus the larger of the read stamps' ages (first
-    token, end of stream), so that it bounds the client's share of TTFT and of latency."""
-    ages = [a for a in ages_ms if a is not None]
-    if ages:
-        record.client_delay_ms = (record.client_delay_ms or 0.0) + max(ages)
+def _stream_pool(session: aiohttp.ClientSession, options: ClientOptions) -> StreamPool:
+    """The session's stream pool (one per session, closed with it)."""
+    connector = session.connector
+    pool = getattr(connector, "streams", None)
+    if isinstance(pool, StreamPool):
+        return pool
+    url = urlsplit(options.base_url)
+    https = url.scheme == "https"
+    pool = StreamPool(
+        url.hostname or "", url.port or (443 if https else 80),
+        stream_tls(options) if https else None, options.connect_timeout_s,
+    )
+    if isinstance(connector, FreshConnector):
+        connector.streams = pool
+    return pool

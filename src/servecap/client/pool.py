@@ -1,4 +1,8 @@
-"""A connection pool that never hands out a connection the server has already closed.
+"""Connection pools that never hand out a connection the server has already closed.
+
+`StreamPool` holds the streaming client's own keep-alive connections (`client.wire`), one
+per stream; `FreshConnector` is aiohttp's, for the preflight's and scraper's plain requests,
+and owns the stream pool so that closing the session closes both.
 
 Some servers (llama-server) advertise keep-alive yet close after each stream. aiohttp drops a
 pooled connection only once its event loop has processed the close; until then the next
@@ -13,11 +17,16 @@ silently). Each connection skipped this way counts in the request's `reconnects`
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import select
+import socket
+import ssl
 from typing import Any
 
 import aiohttp
+
+from servecap.client.wire import Connection
 
 # a guard only: each stale connection is closed as it is found, so the loop ends when the
 # pool is empty; this bounds it even if a poll misbehaved
@@ -52,8 +61,98 @@ def peer_closed(protocol: Any) -> bool:
     return bool(poller.poll(0))
 
 
+class ConnectFailed(Exception):
+    """A new connection could not be opened: nothing was written (`reason` says why)."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+
+
+def connect_reason(exc: BaseException) -> str:
+    """The failure reason of an exception raised while connecting (TCP, then TLS)."""
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return "tls_verify_failed"
+    if isinstance(exc, ssl.SSLError):
+        # a certificate the client refused, or no TLS at all (https to a plain HTTP port)
+        return "tls_handshake_failed"
+    if isinstance(exc, socket.gaierror):
+        return "dns_error"
+    if isinstance(exc, ConnectionRefusedError):
+        return "connect_refused"
+    return "connect_error"
+
+
+class StreamPool:
+    """Keep-alive connections to one origin for the streaming client, no cap: the load
+    already bounds the requests in flight, and each holds one connection."""
+
+    def __init__(
+        self, host: str, port: int, tls: ssl.SSLContext | None, connect_timeout_s: float
+    ) -> None:
+        self._host, self._port, self._tls = host, port, tls
+        self._connect_timeout_s = connect_timeout_s
+        self._idle: list[Connection] = []
+        self._open: set[Connection] = set()
+
+    async def acquire(self, skips: SkipCount) -> Connection:
+        """A connection that was open a moment ago, or a new one (`ConnectFailed`)."""
+        idle = self._idle
+        for _ in range(MAX_SKIPPED):
+            if not idle:
+                break
+            connection = idle.pop()  # the most recently used: warm, least likely closed
+            if connection.closed:
+                continue  # the loop saw its close: never a candidate
+            if peer_closed(connection):
+                connection.close()  # never written to: closing it loses nothing
+                skips.skipped += 1
+                continue
+            return connection
+        return await self._connect()
+
+    def release(self, connection: Connection) -> None:
+        self._idle.append(connection)
+
+    def forget(self, connection: Connection) -> None:
+        self._open.discard(connection)
+
+    def close(self) -> None:
+        for connection in list(self._open):
+            connection.close()
+        self._open.clear()
+        self._idle.clear()
+
+    async def _connect(self) -> Connection:
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(self._connect_timeout_s):
+                _, connection = await loop.create_connection(
+                    lambda: Connection(self), self._host, self._port, ssl=self._tls,
+                    server_hostname=self._host if self._tls is not None else None,
+                )
+        except TimeoutError:
+            raise ConnectFailed(
+                "connect_error", f"connect timed out after {self._connect_timeout_s:g} s"
+            ) from None
+        except OSError as exc:  # ssl.SSLError is one
+            text = str(exc).strip()
+            detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+            raise ConnectFailed(connect_reason(exc), detail[:300]) from None
+        self._open.add(connection)
+        return connection
+
+
 class FreshConnector(aiohttp.TCPConnector):
-    """TCPConnector whose pooled connections are checked for EOF before they are reused."""
+    """TCPConnector whose pooled connections are checked for EOF before they are reused;
+    it owns the session's `StreamPool` (set by `client.http`) and closes it with its own."""
+
+    streams: StreamPool | None = None
+
+    def _close(self, *args: Any, **kwargs: Any) -> Any:
+        if self.streams is not None:
+            self.streams.close()
+        return super()._close(*args, **kwargs)
 
     async def _get(self, *args: Any, **kwargs: Any) -> Any:
         for _ in range(MAX_SKIPPED):

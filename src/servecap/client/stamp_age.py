@@ -1,10 +1,10 @@
 """How late the client's own stamps are, from the kernel's clock of the socket.
 
-TTFT is first_token_at - sent_at, both client stamps. sent_at is taken before the request is
-written (the write may wait for the loop or a core), and first_token_at when the client's
-task reads the token, not when its bytes reached the machine. On a loaded machine both
-drift (the client waits for a core, or for its loop to reach the stream), and that delay is
-counted as server latency while neither the loop-lag probe nor the CPU share need notice.
+TTFT is first_token_at - sent_at, both client stamps: sent_at when the request's last byte
+went to the kernel, first_token_at when the loop read the token's bytes (client.wire). On a
+loaded machine the read still drifts (the bytes wait in the kernel until the loop, or a
+core, gets to them), and that delay is counted as server latency while neither the
+loop-lag probe nor the CPU share need notice.
 Linux keeps, per TCP socket, when data was last sent and received (`tcp_info`, in jiffies):
 read at a stamp, it says how old the event already was. Later traffic makes it read low, so
 it is a lower bound, at the kernel tick's resolution (1-10 ms): it counts in a level's mean.
@@ -20,15 +20,6 @@ _TCP_INFO = getattr(socket, "TCP_INFO", None)  # Linux only
 _LAST_DATA_SENT = 44  # offsets in struct tcp_info of tcpi_last_data_sent and _recv (ms)
 _LAST_DATA_RECV = 52
 _SIZE = 104
-
-
-def socket_of(response: Any) -> Any | None:
-    """The socket under an aiohttp response (plain or TLS), or None."""
-    connection = getattr(response, "connection", None)
-    transport = getattr(connection, "transport", None)
-    if transport is None:
-        return None
-    return transport.get_extra_info("socket")
 
 
 def received_age_ms(sock: Any | None) -> float | None:
