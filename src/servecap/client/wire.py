@@ -82,8 +82,8 @@ class Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's is not a subclass
         assert self.transport is not None
-        # pause_writing as soon as anything waits in the buffer, resume_writing when it is
-        # empty again: the moment the request's last byte went to the kernel
+        # resume_writing when the buffer is empty again: the moment a request too large for
+        # the socket's buffer has its last byte with the kernel
         self.transport.set_write_buffer_limits(high=0, low=0)
 
     def data_received(self, data: bytes) -> None:
@@ -110,11 +110,11 @@ class Connection(asyncio.Protocol):
         self._lost(detail, clean=exc is None)
 
     def pause_writing(self) -> None:
-        self._draining = True
+        pass  # TLS transports pause with nothing buffered: the buffer's size is what counts
 
     def resume_writing(self) -> None:
         if self._draining and self._listener is not None:
-            self._listener.sent(now_ns())
+            self._listener.sent(now_ns())  # the rest of the request is with the kernel now
         self._draining = False
 
     # -- httptools callbacks -----------------------------------------------------------
@@ -159,10 +159,10 @@ class Connection(asyncio.Protocol):
         self._complete = self._informational = self._keep_alive = False
         self._last_rx = now_ns()
         self._stall_ns = round(stall_s * NS_PER_S)
-        self._draining = False
         self.transport.write(request)
-        if not self._draining:
-            listener.sent(now_ns())
+        listener.sent(now_ns())
+        # a socket buffer too full for the whole request: sent when the rest drains
+        self._draining = self.transport.get_write_buffer_size() > 0
         self._stall = asyncio.get_running_loop().call_later(stall_s, self._check_stall)
 
     @property

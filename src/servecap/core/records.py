@@ -6,7 +6,7 @@ is derived from them, so they hold raw timestamps, never derived metrics.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from servecap.core.level_key import LevelKey, key_fields, key_from_fields
@@ -140,7 +140,10 @@ class RequestRecord:
         return self.completion_tokens or 0
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        """The row as a dict; its lists and dicts are the record's own, not copies (a row
+        is serialised as it is written: `dataclasses.asdict` deep-copied all 128 chunk
+        stamps of a request, a fifth of the client's CPU at its ceiling)."""
+        data = {name: getattr(self, name) for name in _FIELD_NAMES}
         for name in _OMIT_WHEN_NONE:  # closed-loop rows keep the format they always had
             if data[name] is None:
                 del data[name]
@@ -150,6 +153,9 @@ class RequestRecord:
     def from_dict(cls, data: dict[str, Any]) -> RequestRecord:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(RequestRecord))
 
 
 @dataclass(frozen=True, slots=True)

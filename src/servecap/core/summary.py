@@ -140,6 +140,11 @@ class LevelSummary(BaseModel):
     send_lateness_mean_ms: float | None = None
     send_lateness_p99_ms: float | None = None
     send_lateness_max_ms: float | None = None
+    # the client's own part of it, every kind (closed loop: from the stream coming free to
+    # the last byte at the kernel; a p99 over 10 ms flags the level client-bound)
+    send_gap_mean_ms: float | None = None
+    send_gap_p99_ms: float | None = None
+    send_gap_max_ms: float | None = None
     # `input`/`output` -> {"edges", "sent", "served"}: the lengths' histograms (report chart)
     length_histograms: dict[str, dict[str, list[float]]] = Field(default_factory=dict)
     loop_lag_p99_ms: float | None = None

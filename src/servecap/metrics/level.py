@@ -14,7 +14,7 @@ from servecap.core.summary import DISTRIBUTION_METRICS, HIGHER_IS_BETTER, LevelS
 from servecap.metrics.intervals import level_intervals
 from servecap.metrics.lengths import lateness_fields, length_fields, length_histograms
 from servecap.metrics.request_metrics import RequestMetrics, chunk_gaps_ns, request_metrics
-from servecap.metrics.schedule import schedule_fields
+from servecap.metrics.schedule import schedule_fields, send_gap_fields
 from servecap.metrics.sessions_level import session_fields
 from servecap.metrics.window import Window, Windowed, apply_window
 from servecap.stats.percentiles import describe, small_sample_warnings
@@ -108,6 +108,11 @@ def summarise_level(
     if extra.get("client_bound"):
         fields["warnings"] = [*fields["warnings"], "client-bound: the load generator lagged"]
     fields["warnings"] = [*fields["warnings"], *_worker_warnings(extra)]
+    gap = send_gap_fields(rows)
+    fields["warnings"] = [*fields["warnings"], *gap.pop("warnings", [])]
+    if gap.pop("client_bound", False):
+        fields["client_bound"] = True
+    fields.update(gap)
     ttft = fields.get("ttft_mean_ms")
     warned = fields["warnings"]
     fields.update(_client_delay(

@@ -52,6 +52,24 @@ def client_lateness_ns(record: RequestRecord) -> int | None:
     return record.sent_at - released
 
 
+def send_gap_fields(rows: Sequence[RequestRecord]) -> dict[str, Any]:
+    """The client's own delay between a request's due time and its send, every kind: in a
+    closed loop from its stream coming free, in a scheduled one from its target (or the
+    cap's admission). `sent_at` is when the last byte went to the kernel, so this is the
+    client's delay that TTFT no longer holds; a p99 above the bound flags the level."""
+    own = [v for v in map(client_lateness_ns, rows) if v is not None]
+    if not own:
+        return {}
+    fields = _spread("send_gap", _ms(own))
+    p99 = fields["send_gap_p99_ms"]
+    if p99 is not None and p99 > CLIENT_LATE_P99_MS:
+        fields["client_bound"] = True
+        fields["warnings"] = [
+            f"client-bound: its sends lagged (send gap p99 {p99:.1f} ms after due)"
+        ]
+    return fields
+
+
 def schedule_fields(
     windowed: Windowed, offered_rps: float | None, monitor_bound: bool = False
 ) -> dict[str, Any]:
