@@ -60,7 +60,7 @@ def send_gap_fields(rows: Sequence[RequestRecord]) -> dict[str, Any]:
     own = [v for v in map(client_lateness_ns, rows) if v is not None]
     if not own:
         return {}
-    fields = _spread("send_gap", _ms(own))
+    fields: dict[str, Any] = dict(_spread("send_gap", _ms(own)))
     p99 = fields["send_gap_p99_ms"]
     if p99 is not None and p99 > CLIENT_LATE_P99_MS:
         fields["client_bound"] = True
