@@ -34,7 +34,6 @@ from pathlib import Path
 TOKENS = 128
 TTFT_MS, ITL_MS = 50.0, 10.0
 MODEL = "servecap-sim-deterministic"
-LEVELS = (1, 64, 256)
 ROUNDS_AT_1 = 8  # a c=1 level is slow (1.3 s a request): fewer rounds, same figures
 
 
@@ -167,6 +166,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3, help="requests per stream at c>1")
+    parser.add_argument("--levels", default="1,64,256", help="concurrencies to run")
     parser.add_argument("--raw-child", nargs=3, metavar=("URL", "C", "N"))
     args = parser.parse_args()
     if args.raw_child:
@@ -182,7 +182,7 @@ def main() -> None:
         os.sched_setaffinity(sim.proc.pid, {cpus[-1]})
         for pass_ in range(args.passes):
             print(f"pass {pass_ + 1}" + (" (servecap first)" if pass_ % 2 else ""), flush=True)
-            for c in LEVELS:
+            for c in (int(v) for v in args.levels.split(",")):
                 rounds = ROUNDS_AT_1 if c == 1 else args.rounds
                 order = ["servecap", "raw"] if pass_ % 2 else ["raw", "servecap"]
                 results = {n: measured(n, sim.base_url, c, rounds, Path(tmp)) for n in order}

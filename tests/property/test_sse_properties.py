@@ -134,3 +134,32 @@ def test_chunk_reader_arbitrary_data_text(data: bytes) -> None:
         reader.finish(1)
     except ServecapError:
         pass
+
+
+data_payloads = st.lists(st.binary(max_size=30).filter(lambda b: b"\n" not in b
+                                                      and b"\r" not in b), max_size=6)
+
+
+class GeneralOnly(SSEDecoder):
+    """The decoder with its fast path turned off."""
+
+    def _whole_events(self, chunk: bytes) -> list[SSEEvent] | None:
+        return None
+
+
+@SETTINGS
+@given(data_payloads, st.integers(1, 64), st.lists(st.integers(0, 10_000), max_size=4))
+def test_the_whole_events_fast_path_reads_as_the_general_one(
+        payloads: list[bytes], cap: int, cuts: list[int]) -> None:
+    """Reads of whole one-line `data: ` events (the fast path) give the events, the
+    replacement count and the size errors that the general path gives the same reads."""
+    chunk = b"".join(b"data: " + p + b"\n\n" for p in payloads)
+    outcomes = []
+    for kind in (SSEDecoder, GeneralOnly):
+        decoder = kind(max_line_bytes=cap)
+        try:
+            events = [e for part in split(chunk, cuts) for e in decoder.feed(part)]
+            outcomes.append((events + decoder.close(), decoder.replaced))
+        except SSEProtocolError:
+            outcomes.append(None)
+    assert outcomes[0] == outcomes[1]

@@ -42,50 +42,69 @@ class ChunkReader:
         except orjson.JSONDecodeError:
             fail(self.record, "malformed_sse", f"non-JSON data line: {data[:120]!r}")
             return
-        if not isinstance(chunk, dict):
+        if type(chunk) is not dict:  # JSON objects load as exactly dict
             fail(self.record, "malformed_sse", "data line is not a JSON object")
             return
         if event == "error" or chunk.get("error"):
             fail(self.record, "server_error_in_stream", _error_text(chunk))
             return
-        choices = chunk.get("choices")
-        if choices and isinstance(choices, list) and isinstance(choices[0], dict):
-            self._choice(choices[0], chunk.get("usage"), arrived_at)
         usage = chunk.get("usage")
-        if isinstance(usage, dict):
+        choices = chunk.get("choices")
+        if choices and type(choices) is list and type(choices[0]) is dict:
+            self._choice(choices[0], usage, arrived_at)
+        if type(usage) is dict:
             self._usage(usage)
         timings = chunk.get("timings")
-        if isinstance(timings, dict):
+        if type(timings) is dict:
             self.record.server_timings = _numbers(timings)
 
     def _choice(self, choice: dict[str, Any], usage: Any, arrived_at: int) -> None:
-        record = self.record
+        # once a chunk: plain type checks (JSON loads exact types) in place of helpers
         if self.chat:
             delta = choice.get("delta")
-            if not isinstance(delta, dict):
-                delta = {}  # a hostile or broken server: no token, never a crash
-            content = _text(delta.get("content"))
-            reasoning = _text(delta.get("reasoning_content")) or _text(delta.get("reasoning"))
+            if type(delta) is not dict:
+                return self._finish_reason(choice)  # a hostile or broken server: no token
+            content = delta.get("content")
+            if type(content) is not str:
+                content = None
+            reasoning = delta.get("reasoning_content")
+            if type(reasoning) is not str or not reasoning:
+                other = delta.get("reasoning")
+                reasoning = other if type(other) is str else None
             tools = delta.get("tool_calls")
         else:
-            content, reasoning, tools = _text(choice.get("text")), None, None
+            content = choice.get("text")
+            if type(content) is not str:
+                content = None
+            reasoning = tools = None
         if content or reasoning or tools:
-            if record.first_token_at is None:
-                record.first_token_at = arrived_at
-            if content and record.first_answer_at is None:
-                record.first_answer_at = arrived_at
-            record.last_token_at = arrived_at
-            record.chunk_at.append(arrived_at)
-            record.output_chars += len(content or "") + len(reasoning or "")
-            if content and self.answer is not None:
-                self.answer.append(content)
-            if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-                tokens = usage["completion_tokens"]
-                record.chunk_tokens.append(tokens - self.last_completion_tokens)
-                self.last_completion_tokens = tokens
+            self._token(content, reasoning, usage, arrived_at)
         finish = choice.get("finish_reason")
         if finish:
-            record.finish_reason = str(finish)
+            self.record.finish_reason = str(finish)
+        return None
+
+    def _token(self, content: str | None, reasoning: str | None, usage: Any,
+               arrived_at: int) -> None:
+        record = self.record
+        if record.first_token_at is None:
+            record.first_token_at = arrived_at
+        if content and record.first_answer_at is None:
+            record.first_answer_at = arrived_at
+        record.last_token_at = arrived_at
+        record.chunk_at.append(arrived_at)
+        record.output_chars += len(content or "") + len(reasoning or "")
+        if content and self.answer is not None:
+            self.answer.append(content)
+        if type(usage) is dict and type(usage.get("completion_tokens")) is int:
+            tokens = usage["completion_tokens"]
+            record.chunk_tokens.append(tokens - self.last_completion_tokens)
+            self.last_completion_tokens = tokens
+
+    def _finish_reason(self, choice: dict[str, Any]) -> None:
+        finish = choice.get("finish_reason")
+        if finish:
+            self.record.finish_reason = str(finish)
 
     def _usage(self, usage: dict[str, Any]) -> None:
         prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
@@ -114,11 +133,6 @@ class ChunkReader:
             fail(record, "empty_response", "no content, reasoning or tool-call tokens")
             return
         record.missing_done = not self.done  # ended on finish_reason alone: counted, kept
-
-
-def _text(value: Any) -> str | None:
-    """Text fields are strings; any other JSON type counts as absent."""
-    return value if isinstance(value, str) else None
 
 
 def _error_text(chunk: dict[str, Any]) -> str:
