@@ -121,6 +121,7 @@ def run_servecap(base_url: str, concurrency: int, rounds: int, out: Path) -> dic
             "cpu_ms_per_req": 1000 * cpu_s / level["n_requests"], "n": level["n_requests"],
             "send_gap_p99_ms": level.get("send_gap_p99_ms") or float("nan"),
             "served_concurrency": level.get("served_concurrency") or float("nan"),
+            "server_running": level.get("server_running_mean") or float("nan"),
             "client_bound": bool(level.get("client_bound"))}
 
 
@@ -158,7 +159,8 @@ def show(name: str, c: int, m: dict[str, float], raw: dict[str, float] | None) -
         text += (f"\n  {'':9s} ratio to raw: TTFT error {ratio:.2f}x, "
                  f"CPU/req {m['cpu_ms_per_req'] / raw['cpu_ms_per_req']:.2f}x; "
                  f"send gap p99 {m['send_gap_p99_ms']:.2f} ms, served concurrency "
-                 f"{m['served_concurrency']:.1f}, client-bound {m['client_bound']}")
+                 f"{m['served_concurrency']:.1f} (the server's /metrics: "
+                 f"{m['server_running']:.1f} running), client-bound {m['client_bound']}")
     print(text, flush=True)
 
 
