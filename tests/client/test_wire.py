@@ -157,6 +157,8 @@ async def test_keep_alive_reuses_one_connection() -> None:
     with raw_server(handler) as (port, accepted):
         records = await _send(_options(port), times=3)
     assert [r.status for r in records] == ["ok"] * 3 and len(accepted) == 1
+    assert records[0].connect_ms is not None and records[0].connect_ms > 0
+    assert [r.connect_ms for r in records[1:]] == [None, None]  # reused: nothing opened
 
 
 async def test_stamps_sit_at_the_wire(tmp_path: Path) -> None:
@@ -187,6 +189,7 @@ async def test_stamps_sit_at_the_wire(tmp_path: Path) -> None:
     assert marks["handshake"] < record.sent_at < writes[0]
     assert marks["read"] < writes[0]  # the server answered 50 ms after it read
     assert record.scheduled_at + 300_000_000 < record.sent_at  # the connect is not in TTFT
+    assert record.connect_ms is not None and record.connect_ms >= 300  # it is recorded
     assert writes[0] < record.chunk_at[0] < writes[1] < record.chunk_at[1] < writes[2]
     assert record.first_byte_at is not None and record.first_byte_at < record.chunk_at[0]
     assert record.ended_at is not None and record.ended_at >= writes[-1]

@@ -43,3 +43,13 @@ def test_a_cap_wait_is_not_the_clients_delay():
         rows.append(row)
     lv = summarise_level(2, rows, HEALTHY)
     assert lv.send_gap_max_ms == 0.5 and lv.client_bound is False
+
+
+def test_opening_a_connection_is_not_the_clients_lag():
+    rows = []
+    for _ in range(20):
+        row = record([90 + 10 * i for i in range(8)], 8, sent_ms=40.5, connect_ms=40.0)
+        row.scheduled_at = 0  # due at 0; 40 ms of it the server's accept and handshake
+        rows.append(row)
+    lv = summarise_level(2, rows, HEALTHY)
+    assert lv.send_gap_max_ms == 0.5 and lv.client_bound is False

@@ -130,6 +130,8 @@ class StreamingClient:
         try:
             async with asyncio.timeout(self._options.timeout_s):
                 connection = await self._pool.acquire(skips)
+                if connection.connect_ns is not None:
+                    record.connect_ms, connection.connect_ns = connection.connect_ns / 1e6, None
                 done = asyncio.get_running_loop().create_future()
                 exchange = Exchange(reader, done, connection.socket)
                 connection.start(wire, exchange, self._options.stall_timeout_s)

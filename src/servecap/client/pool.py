@@ -27,6 +27,7 @@ from typing import Any
 import aiohttp
 
 from servecap.client.wire import Connection
+from servecap.core.clock import now_ns
 
 # a guard only: each stale connection is closed as it is found, so the loop ends when the
 # pool is empty; this bounds it even if a poll misbehaved
@@ -125,6 +126,7 @@ class StreamPool:
 
     async def _connect(self) -> Connection:
         loop = asyncio.get_running_loop()
+        started = now_ns()
         try:
             async with asyncio.timeout(self._connect_timeout_s):
                 _, connection = await loop.create_connection(
@@ -140,6 +142,7 @@ class StreamPool:
             detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
             raise ConnectFailed(connect_reason(exc), detail[:300]) from None
         self._open.add(connection)
+        connection.connect_ns = now_ns() - started
         return connection
 
 

@@ -64,6 +64,7 @@ class Connection(asyncio.Protocol):
     def __init__(self, owner: Owner) -> None:
         self.transport: asyncio.Transport | None = None
         self.closed = False
+        self.connect_ns: int | None = None  # how long opening it took, until first used
         self._owner = owner
         self._listener: Listener | None = None
         self._parser: httptools.HttpResponseParser | None = None

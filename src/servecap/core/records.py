@@ -42,7 +42,7 @@ FAILURE_REASONS: tuple[str, ...] = (
 
 # Fields another load kind added: left out of a row that does not use them.
 _OMIT_WHEN_NONE: tuple[str, ...] = ("level", "user", "conversation", "turn", "think_before_s",
-                                     "think_after_s", "admitted_at")
+                                     "think_after_s", "admitted_at", "connect_ms")
 
 
 @dataclass(slots=True)
@@ -109,6 +109,9 @@ class RequestRecord:
     # Open loop: when a full max-concurrency cap let this request go (None: it never
     # waited), so the cap's share of `sent_at - scheduled_at` is known, not hidden.
     admitted_at: int | None = None
+    # Opening a new connection (TCP, then TLS) before this request could be written, ms:
+    # inside `sent_at - scheduled_at`, not the client's lag (None: a pooled one was reused).
+    connect_ms: float | None = None
 
     @classmethod
     def for_level(

@@ -55,9 +55,12 @@ def client_lateness_ns(record: RequestRecord) -> int | None:
 def send_gap_fields(rows: Sequence[RequestRecord]) -> dict[str, Any]:
     """The client's own delay between a request's due time and its send, every kind: in a
     closed loop from its stream coming free, in a scheduled one from its target (or the
-    cap's admission). `sent_at` is when the last byte went to the kernel, so this is the
-    client's delay that TTFT no longer holds; a p99 above the bound flags the level."""
-    own = [v for v in map(client_lateness_ns, rows) if v is not None]
+    cap's admission), less the time a new connection took to open (`connect_ms`: the
+    server's accept and handshake, not the client's lag). `sent_at` is when the last byte
+    went to the kernel, so this is the client's delay that TTFT no longer holds; a p99
+    above the bound flags the level."""
+    own = [v - round((r.connect_ms or 0.0) * NS_PER_MS)
+           for r in rows if (v := client_lateness_ns(r)) is not None]
     if not own:
         return {}
     fields: dict[str, Any] = dict(_spread("send_gap", _ms(own)))
