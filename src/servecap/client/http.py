@@ -105,8 +105,10 @@ class StreamingClient:
         }
         url = urlsplit(options.base_url)
         path = url.path.rstrip("/") + ("/chat/completions" if self._chat else "/completions")
-        self._head = request_head(path, url, dict(session.headers))
-        self._pool = _stream_pool(session, options)
+        # the session's default headers (credentials, --header) go on every request
+        self._head = request_head(path, url, dict(getattr(session, "headers", None) or {}))
+        self._session = session
+        self._streams: StreamPool | None = None  # opened with the first request
 
     def body(self, request: AnyRequest) -> bytes:
         body = dict(self._template)
@@ -129,7 +131,9 @@ class StreamingClient:
         connection = exchange = None
         try:
             async with asyncio.timeout(self._options.timeout_s):
-                connection = await self._pool.acquire(skips)
+                if self._streams is None:
+                    self._streams = _stream_pool(self._session, self._options)
+                connection = await self._streams.acquire(skips)
                 if connection.connect_ns is not None:
                     record.connect_ms, connection.connect_ns = connection.connect_ns / 1e6, None
                 done = asyncio.get_running_loop().create_future()
