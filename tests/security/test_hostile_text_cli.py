@@ -36,6 +36,7 @@ def test_markup_in_a_model_id_is_text(model: str, tmp_path: Path) -> None:
         assert model in shown.stdout
 
 
+@pytest.mark.filterwarnings("error::UserWarning")  # a control character in a PNG label
 def test_terminal_escapes_never_reach_terminal_or_markdown(tmp_path: Path) -> None:
     model = f"evil{ESCAPES}"
     out, said = _run(tmp_path, model)

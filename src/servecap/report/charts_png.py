@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from servecap.core.text import printable
 from servecap.report.charts_plotly import PALETTE
 from servecap.report.charts_spec import Chart, Trace
 
@@ -13,9 +14,10 @@ DPI = 100
 
 
 def _text(value: object) -> str:
-    """Run names and labels as plain text: an unescaped `$` would start matplotlib's math
-    text (which stays on, for the log axes' tick labels such as 10^2)."""
-    return str(value).replace("$", r"\$")
+    """Run names and labels as plain text: control characters escaped (server- and
+    user-supplied names are data, and no font has a glyph for ESC), and `$` too, which would
+    start matplotlib's math text (on for the log axes' tick labels such as 10^2)."""
+    return printable(value).replace("$", r"\$")
 
 
 def _draw_lines(ax: Any, chart: Chart, legend: bool = True) -> None:
@@ -101,7 +103,8 @@ def _draw_bars(ax: Any, chart: Chart) -> None:
             hatch="//" if t.dash else None,
         )
         _error_bars(ax, t, list(range(len(t.x))), xs)
-    ax.set_xticks([g + 0.4 - width / 2 for g in range(len(groups))], groups, fontsize=8)
+    ticks = [g + 0.4 - width / 2 for g in range(len(groups))]
+    ax.set_xticks(ticks, [_text(g) for g in groups], fontsize=8)
     ax.set_yscale("symlog")
     ax.set_ylabel(_text(chart.y_title))
     _legend(ax)
@@ -112,7 +115,7 @@ def _draw_heatmap(ax: Any, chart: Chart) -> None:
 
     cmap = ListedColormap(["#eeeeee", "#f4cccc", "#fff2cc", "#d9ead3"])
     ax.imshow(chart.z, cmap=cmap, vmin=-1.5, vmax=2.5, aspect="auto")
-    ax.set_xticks(range(len(chart.cols)), chart.cols, fontsize=8)
+    ax.set_xticks(range(len(chart.cols)), [_text(c) for c in chart.cols], fontsize=8)
     ax.set_yticks(range(len(chart.rows)), [_text(r) for r in chart.rows], fontsize=8)
     for r, row in enumerate(chart.z_text):
         for c, text in enumerate(row):
