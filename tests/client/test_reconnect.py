@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import SimpleNamespace
 
+import pytest
+
 from servecap.client.http import StreamingClient, make_session
 from servecap.client.pool import peer_closed
 from servecap.core.config import ClientOptions
@@ -133,6 +135,22 @@ async def test_connections_closed_after_each_stream_are_skipped_before_writing()
     assert record.status == "ok", (record.reason, record.detail)
     assert record.reconnects == 4  # each stale connection skipped, none written to
     assert server.received == 5 == server.connections  # one request per connection, no resend
+
+
+@pytest.mark.probation
+async def test_a_server_closing_just_after_each_answer_is_never_written_to() -> None:
+    """llama-server says Keep-Alive and closes a moment after each stream: the pool's first
+    rested connection shows it, and from then on every request gets a new connection."""
+    server = RawServer(close_after_answer=True, close_delay_s=0.005)
+    async with serving(server) as options, make_session(options, 2, {}) as session:
+        client = StreamingClient(session, options, "m", "chat", 1)
+
+        async def stream(index: int) -> list[RequestRecord]:
+            return [await _send(client, index) for _ in range(10)]
+
+        records = [r for rs in await asyncio.gather(stream(0), stream(1)) for r in rs]
+    assert [r.status for r in records] == ["ok"] * 20, {(r.reason, r.detail) for r in records}
+    assert server.received == 20 == server.connections
 
 
 async def test_a_closed_loop_against_close_after_each_stream_runs_clean() -> None:

@@ -32,6 +32,10 @@ from servecap.core.clock import now_ns
 # a guard only: each stale connection is closed as it is found, so the loop ends when the
 # pool is empty; this bounds it even if a poll misbehaved
 MAX_SKIPPED = 1024
+# How long the first released connections rest before reuse, until the origin is known: a
+# server that closes after each response (llama-server, whose close follows its last chunk
+# by well under a millisecond on loopback) has then closed it, and the poll sees it.
+PROBATION_S = 0.02
 
 
 class SkipCount:
@@ -95,6 +99,10 @@ class StreamPool:
         self._connect_timeout_s = connect_timeout_s
         self._idle: list[Connection] = []
         self._open: set[Connection] = set()
+        # Whether this origin keeps a connection open after a response: unknown (None) until
+        # the first reuse, which waits PROBATION_S so that a close sent just after the
+        # response has reached the socket before it is polled.
+        self._keeps_alive: bool | None = None
 
     async def acquire(self, skips: SkipCount) -> Connection:
         """A connection that was open a moment ago, or a new one (`ConnectFailed`)."""
@@ -113,7 +121,25 @@ class StreamPool:
         return await self._connect()
 
     def release(self, connection: Connection) -> None:
-        self._idle.append(connection)
+        if self._keeps_alive is None and PROBATION_S > 0:
+            # Until the origin is known, a released connection rests PROBATION_S before it
+            # can be reused (requests meanwhile open new ones, outside the send gap).
+            asyncio.get_running_loop().call_later(PROBATION_S, self._probe, connection)
+        elif self._keeps_alive is not False:
+            self._idle.append(connection)
+        else:
+            connection.close()  # the server would close it a moment later anyway
+
+    def _probe(self, connection: Connection) -> None:
+        """The first rested connection decides: a server that closed it right after its
+        response (llama-server says Keep-Alive and does) gets a new connection per request."""
+        closed = connection.closed or peer_closed(connection)
+        if self._keeps_alive is None:
+            self._keeps_alive = not closed
+        if closed:
+            connection.close()
+        else:
+            self.release(connection)
 
     def forget(self, connection: Connection) -> None:
         self._open.discard(connection)
