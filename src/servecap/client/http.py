@@ -26,7 +26,8 @@ from servecap.client.chunks import ChunkReader
 from servecap.client.exchange import Exchange
 from servecap.client.failures import fail
 from servecap.client.pool import ConnectFailed, FreshConnector, SkipCount, StreamPool
-from servecap.core.clock import now_ns
+from servecap.client.wire import Connection
+from servecap.core.clock import now_ns, sleep_until
 from servecap.core.config import ClientOptions, Endpoint
 from servecap.core.errors import UserInputError
 from servecap.core.records import RequestRecord
@@ -121,8 +122,12 @@ class StreamingClient:
             body["prompt"] = request.text
         return json.dumps(body).encode()
 
-    async def send(self, request: AnyRequest, record: RequestRecord) -> None:
-        """Send `request` once, record every timestamp; never raises for server faults."""
+    async def send(
+        self, request: AnyRequest, record: RequestRecord, at_ns: int | None = None
+    ) -> None:
+        """Send `request` once, record every timestamp; never raises for server faults.
+        With `at_ns` the body is built and a connection taken first, and the request is
+        written at `at_ns` (never before): its send lateness is the write alone."""
         payload = self.body(request)
         wire = self._head % len(payload) + payload
         # a sessions turn collects its answer for the next turn's history
@@ -134,6 +139,8 @@ class StreamingClient:
                 if self._streams is None:
                     self._streams = _stream_pool(self._session, self._options)
                 connection = await self._streams.acquire(skips)
+                if at_ns is not None:
+                    connection = await self._at(at_ns, connection, skips)
                 if connection.connect_ns is not None:
                     record.connect_ms, connection.connect_ns = connection.connect_ns / 1e6, None
                 done = asyncio.get_running_loop().create_future()
@@ -154,6 +161,16 @@ class StreamingClient:
             if record.ended_at is None:
                 record.ended_at = now_ns()
             reader.finish(len(request.text))
+
+
+    async def _at(self, at_ns: int, connection: Connection, skips: SkipCount) -> Connection:
+        """Wait for `at_ns` holding `connection`; one the server closed meanwhile (the loop
+        saw it go) is replaced, so a request is still written only to an open socket."""
+        await sleep_until(at_ns)
+        while connection.closed:
+            assert self._streams is not None
+            connection = await self._streams.acquire(skips)
+        return connection
 
 
 def request_head(path: str, url: Any, headers: dict[str, str]) -> bytes:

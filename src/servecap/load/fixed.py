@@ -12,6 +12,7 @@ import asyncio
 from servecap.core.clock import now_ns
 from servecap.core.load_spec import FixedLevel
 from servecap.core.records import RequestRecord
+from servecap.load.on_time import launch, until_lead
 from servecap.load.scheduler import LevelIO, in_task_group
 
 
@@ -22,12 +23,13 @@ async def run_fixed_level(level: FixedLevel, io: LevelIO) -> None:
         t0 = now_ns()
         for index, offset in enumerate(level.offsets_ns):
             target = t0 + offset
-            await asyncio.sleep(max(0, target - now_ns()) / 1e9)
+            request = io.source.next_request()
+            await until_lead(target)
             if io.stopped:
                 return
             record = RequestRecord.for_level(
                 level.key, next(io.ids), index, target, warmup=level.warmup
             )
-            group.create_task(io.send(record))
+            await launch(group, io.send(record, request, target))
 
     await in_task_group(start)

@@ -1,14 +1,16 @@
 """Open loop: requests arrive at an offered rate, whether or not earlier ones have ended.
 
-Target times come from `workload.arrivals` (`t0 + cumulative gaps`, seeded) and each send
-sleeps until its absolute target, never for a gap after the last send, so a late wake-up
-delays one request without shifting the rest. Each record's `scheduled_at` is its target:
-`sent_at - scheduled_at` is the send lateness, and TTFT/latency from `scheduled_at` are
-what a user arriving then would see (no coordinated omission).
+Target times come from `workload.arrivals` (`t0 + cumulative gaps`, seeded) and each
+request is written at its absolute target (`load.on_time`), never after a gap from the last
+send, so a late wake-up delays one request without shifting the rest. Each record's
+`scheduled_at` is its target: `sent_at - scheduled_at` is the send lateness, and TTFT and
+latency from `scheduled_at` are what a user arriving then would see (no coordinated
+omission).
 
-The cap on requests in flight (`max_concurrency`) is a semaphore taken after the target
-time: an arrival that finds it full waits, its record gets `admitted_at` when it gets in,
-and that wait stays inside `sent_at - scheduled_at`.
+The cap on requests in flight (`max_concurrency`) is a semaphore taken as the send starts,
+`SEND_LEAD_NS` before its target (a slot is held that much early): an arrival that finds it
+full waits, its record gets `admitted_at` when it gets in after its target, and that wait
+stays inside `sent_at - scheduled_at`.
 """
 
 from __future__ import annotations
@@ -18,24 +20,10 @@ import asyncio
 from servecap.core.clock import now_ns
 from servecap.core.load_spec import OpenLevel
 from servecap.core.records import RequestRecord
+from servecap.load.on_time import NS_PER_S, launch, until_lead
 from servecap.load.scheduler import LevelIO, in_task_group
 from servecap.workload.arrivals import ArrivalProcess
-
-NS_PER_S = 1_000_000_000
-# The loop's timers are coarse (uvloop/libuv: whole milliseconds, rounded), so a plain
-# sleep to the target can wake up to ~1 ms early or late; an early wake-up would send
-# before the target. Sleep to this much before it, then yield to the loop (other requests'
-# chunks are handled meanwhile) until the target has come: never early.
-FINE_WAIT_NS = 1_000_000
-
-
-async def sleep_until(target_ns: int) -> None:
-    """Return at `target_ns` (perf_counter ns) or as soon after as the loop allows."""
-    coarse = target_ns - FINE_WAIT_NS - now_ns()
-    if coarse > 0:
-        await asyncio.sleep(coarse / NS_PER_S)
-    while now_ns() < target_ns:
-        await asyncio.sleep(0)
+from servecap.workload.source import AnyRequest
 
 
 def level_offsets_ns(level: OpenLevel) -> list[int]:
@@ -50,15 +38,14 @@ async def run_open_level(level: OpenLevel, io: LevelIO) -> None:
     offsets = level_offsets_ns(level)
     cap = asyncio.Semaphore(level.max_concurrency)
 
-    async def admit_and_send(record: RequestRecord) -> None:
-        if cap.locked():
-            await cap.acquire()
+    async def admit_and_send(record: RequestRecord, request: AnyRequest) -> None:
+        waited = cap.locked()
+        await cap.acquire()
+        if waited and now_ns() > record.scheduled_at:
             record.admitted_at = now_ns()
-        else:
-            await cap.acquire()
         try:
             if not io.stopped:
-                await io.send(record)
+                await io.send(record, request, record.scheduled_at)
         finally:
             cap.release()
 
@@ -66,12 +53,13 @@ async def run_open_level(level: OpenLevel, io: LevelIO) -> None:
         t0 = now_ns()
         for index, offset in enumerate(offsets):
             target = t0 + offset
-            await sleep_until(target)
+            request = io.source.next_request()  # built before its time, not inside it
+            await until_lead(target)
             if io.stopped:
                 return
             record = RequestRecord.for_level(
                 level.key, next(io.ids), index, target, warmup=level.warmup
             )
-            group.create_task(admit_and_send(record))
+            await launch(group, admit_and_send(record, request))
 
     await in_task_group(start)

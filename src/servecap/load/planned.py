@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from servecap.core.clock import now_ns
 from servecap.core.load_spec import LevelSpec
 from servecap.core.records import RequestRecord
-from servecap.load.open_loop import sleep_until
+from servecap.load.on_time import launch, until_lead
 from servecap.load.scheduler import LevelIO, in_task_group
+from servecap.workload.source import AnyRequest
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,18 +39,17 @@ async def run_planned_level(level: PlannedLevel, io: LevelIO) -> None:
     if level.replay and request_at is None:
         raise TypeError("a replay share needs a trace source (one with request(i))")
 
-    async def send(record: RequestRecord, index: int) -> None:
-        request = request_at(index) if request_at is not None else None
+    async def send(record: RequestRecord, request: AnyRequest | None) -> None:
         if cap is None:
-            await io.send(record, request)
+            await io.send(record, request, record.scheduled_at)
             return
         waited = cap.locked()
         await cap.acquire()
-        if waited:
+        if waited and now_ns() > record.scheduled_at:
             record.admitted_at = now_ns()
         try:
             if not io.stopped:
-                await io.send(record, request)
+                await io.send(record, request, record.scheduled_at)
         finally:
             cap.release()
 
@@ -57,12 +57,14 @@ async def run_planned_level(level: PlannedLevel, io: LevelIO) -> None:
         t0 = level.start_ns if level.start_ns is not None else now_ns()
         for index, offset in level.targets:
             target = t0 + offset
-            await sleep_until(target)
+            # built before its time, not inside it (a source without rows: its next one)
+            request = request_at(index) if request_at is not None else io.source.next_request()
+            await until_lead(target)
             if io.stopped:
                 return
             record = RequestRecord.for_level(
                 level.key, next(io.ids), index, target, warmup=level.warmup
             )
-            group.create_task(send(record, index))
+            await launch(group, send(record, request))
 
     await in_task_group(start)

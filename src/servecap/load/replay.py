@@ -15,19 +15,8 @@ import asyncio
 from servecap.core.clock import now_ns
 from servecap.core.load_spec import ReplayLevel
 from servecap.core.records import RequestRecord
+from servecap.load.on_time import launch, until_lead
 from servecap.load.scheduler import LevelIO, in_task_group
-
-# Wake this early and spin the rest: asyncio's timer resolution is about a millisecond.
-_SPIN_NS = 1_500_000
-
-
-async def wait_until(target_ns: int) -> None:
-    """Return at `target_ns` (perf clock) or just after it."""
-    remaining = target_ns - now_ns()
-    if remaining > _SPIN_NS:
-        await asyncio.sleep((remaining - _SPIN_NS) / 1e9)
-    while now_ns() < target_ns:
-        await asyncio.sleep(0)
 
 
 async def run_replay_level(level: ReplayLevel, io: LevelIO) -> None:
@@ -43,12 +32,12 @@ async def run_replay_level(level: ReplayLevel, io: LevelIO) -> None:
         for index in range(rows):
             request = request_at(index)
             target = t0 + round((request.offset_s or 0.0) * 1e9 / level.speed)
-            await wait_until(target)
+            await until_lead(target)
             if io.stopped:
                 return
             record = RequestRecord.for_level(
                 level.key, next(io.ids), index, target, warmup=level.warmup
             )
-            group.create_task(io.send(record, request))
+            await launch(group, io.send(record, request, target))
 
     await in_task_group(start)

@@ -40,14 +40,17 @@ class LevelIO:
         """Whether this process runs virtual user `user` (all of them without a part)."""
         return self.part is None or user % self.part[1] == self.part[0]
 
-    async def send(self, record: RequestRecord, request: AnyRequest | None = None) -> None:
-        """Send `request` (default: the source's next) as `record`; the record is sunk
-        however it ends, holding the lengths it asked for."""
+    async def send(
+        self, record: RequestRecord, request: AnyRequest | None = None, at_ns: int | None = None
+    ) -> None:
+        """Send `request` (default: the source's next) as `record`, written at `at_ns` when
+        given (`load.on_time`); the record is sunk however it ends, holding the lengths it
+        asked for."""
         request = request if request is not None else self.source.next_request()
         record.input_tokens_sent = request.input_tokens
         record.max_tokens_sent = request.max_tokens
         try:
-            await self.backend.send(request, record)
+            await self.backend.send(request, record, at_ns)
         finally:
             self.sink(record)
 

@@ -18,12 +18,11 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Any
 
-from servecap.core.clock import now_ns
+from servecap.core.clock import now_ns, sleep_until
 from servecap.core.load_spec import LevelSpec
 from servecap.core.records import RequestRecord
 from servecap.load.backend import Backend
 from servecap.load.monitor import ClientMonitor
-from servecap.load.open_loop import sleep_until
 from servecap.load.planned import PlannedLevel, run_planned_level
 from servecap.load.scheduler import LevelIO
 from servecap.load.schedulers import SCHEDULERS
@@ -42,9 +41,11 @@ class _Tapped:
     def __init__(self, inner: Backend, emit: Emit) -> None:
         self._inner, self._emit = inner, emit
 
-    async def send(self, request: AnyRequest, record: RequestRecord) -> None:
+    async def send(
+        self, request: AnyRequest, record: RequestRecord, at_ns: int | None = None
+    ) -> None:
         self._emit({"op": "s", "rec": skeleton(record)})
-        await self._inner.send(request, record)
+        await self._inner.send(request, record, at_ns)
 
 
 class WorkerCore:
