@@ -26,11 +26,10 @@ import numpy as np
 
 from servecap.api.loop import loop_factory
 from servecap.api.run import Secrets, run_benchmark_async
-from servecap.core.clock import now_ns
+from servecap.core.clock import now_ns, sleep_until
 from servecap.core.config import ClientOptions, RunConfig
 from servecap.core.load_spec import OpenLoad
 from servecap.core.summary import LevelSummary
-from servecap.load.open_loop import sleep_until
 from servecap.sim.runner import start_server_process
 
 
