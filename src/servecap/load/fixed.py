@@ -7,29 +7,12 @@ send without shifting the rest; each record's `scheduled_at` is its target, so t
 
 from __future__ import annotations
 
-import asyncio
-
-from servecap.core.clock import now_ns
 from servecap.core.load_spec import FixedLevel
-from servecap.core.records import RequestRecord
-from servecap.load.on_time import launch, until_lead
-from servecap.load.scheduler import LevelIO, in_task_group
+from servecap.load.on_time import send_at_targets
+from servecap.load.scheduler import LevelIO
 
 
 async def run_fixed_level(level: FixedLevel, io: LevelIO) -> None:
     """Send one request at each of `level.offsets_ns` after the level starts."""
-
-    async def start(group: asyncio.TaskGroup) -> None:
-        t0 = now_ns()
-        for index, offset in enumerate(level.offsets_ns):
-            target = t0 + offset
-            request = io.source.next_request()
-            await until_lead(target)
-            if io.stopped:
-                return
-            record = RequestRecord.for_level(
-                level.key, next(io.ids), index, target, warmup=level.warmup
-            )
-            await launch(group, io.send(record, request, target))
-
-    await in_task_group(start)
+    timed = ((i, offset, io.source.next_request()) for i, offset in enumerate(level.offsets_ns))
+    await send_at_targets(level, io, timed)

@@ -10,13 +10,9 @@ its time, never on the send path.
 
 from __future__ import annotations
 
-import asyncio
-
-from servecap.core.clock import now_ns
 from servecap.core.load_spec import ReplayLevel
-from servecap.core.records import RequestRecord
-from servecap.load.on_time import launch, until_lead
-from servecap.load.scheduler import LevelIO, in_task_group
+from servecap.load.on_time import Timed, send_at_targets
+from servecap.load.scheduler import LevelIO
 
 
 async def run_replay_level(level: ReplayLevel, io: LevelIO) -> None:
@@ -27,17 +23,9 @@ async def run_replay_level(level: ReplayLevel, io: LevelIO) -> None:
     size = getattr(io.source, "size", None)
     rows = level.n_requests if size is None else min(level.n_requests, size)
 
-    async def start(group: asyncio.TaskGroup) -> None:
-        t0 = now_ns()
+    def timed() -> Timed:
         for index in range(rows):
             request = request_at(index)
-            target = t0 + round((request.offset_s or 0.0) * 1e9 / level.speed)
-            await until_lead(target)
-            if io.stopped:
-                return
-            record = RequestRecord.for_level(
-                level.key, next(io.ids), index, target, warmup=level.warmup
-            )
-            await launch(group, io.send(record, request, target))
+            yield index, round((request.offset_s or 0.0) * 1e9 / level.speed), request
 
-    await in_task_group(start)
+    await send_at_targets(level, io, timed())
