@@ -161,3 +161,21 @@ def test_piped_output_is_plain_text_with_every_column() -> None:
     assert text == plain_text(levels_table("run", _levels()))
     assert not set(text) & set("│┃━─┏┗╇"), text
     assert "12345.68" in text and "99999.9" in text and "\x1b" not in text
+
+
+def test_the_progress_total_grows_with_levels_a_plan_adds() -> None:
+    """`--find-cmax` decides levels as it goes: the bar's total grows to hold each new one
+    rather than running past 100%."""
+    from servecap.cli.run_cmd import RichProgress
+    from servecap.core.level_key import LevelKey
+    from servecap.core.records import RequestRecord
+
+    progress = RichProgress(Console(file=io.StringIO(), width=COLUMNS))
+    progress.started(4, "run", "m")
+    progress.level_started(LevelKey("c", 2), 4)
+    for i in range(4):
+        progress.request_done(RequestRecord(i, 2, i % 2, 0))
+    progress.level_started(LevelKey("c", 3), 6)  # a refinement the grid did not hold
+    progress.stop()
+    (task,) = progress.bar.tasks
+    assert (task.total, task.completed) == (10, 4)

@@ -74,20 +74,25 @@ class RichProgress:
         )
         self.task = self.bar.add_task("warm-up", total=None, failed=0)
         self.failed = 0
+        self.total = self.done = 0
 
     def started(self, total_requests: int, run_dir: str, model: str) -> None:
         shown = escape(printable(model))  # a model id is server text: never markup
         self.console.print(f"model [bold]{shown}[/]  ->  {escape(printable(run_dir))}",
                            markup=True, highlight=False)
+        self.total = total_requests
         self.bar.update(self.task, total=total_requests)
         self.bar.start()
 
     def level_started(self, level: LevelKey, n_requests: int) -> None:
-        self.bar.update(self.task, description=str(level))
+        # a plan that decides its levels as it goes (--find-cmax) outgrows its first total
+        self.total = max(self.total, self.done + n_requests)
+        self.bar.update(self.task, description=str(level), total=self.total)
 
     def request_done(self, record: RequestRecord) -> None:
         if record.status == "failed":
             self.failed += 1
+        self.done += 1
         self.bar.update(self.task, advance=1, failed=self.failed)
 
     def level_done(self, summary: LevelSummary) -> None:

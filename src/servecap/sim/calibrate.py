@@ -120,11 +120,12 @@ def fit(
     restarts: int = 1,
     seeds: int = 1,
     with_holdout: bool = True,
+    rounds: int = 5,
 ) -> Profile:
     """A profile like ``base`` with its parameters fitted to ``levels`` (128/128 tokens),
     its ``[calibration]`` table holding the fit error and (``with_holdout``) the held-out
     error of the same fit on part of the levels (see ``holdout``)."""
-    opts = {"max_evals": max_evals, "restarts": restarts, "seeds": seeds}
+    opts = {"max_evals": max_evals, "restarts": restarts, "seeds": seeds, "rounds": rounds}
     return fit_with_holdout(levels, base, free, name, source, with_holdout, **opts)[0]
 
 
@@ -138,6 +139,7 @@ def fit_with_holdout(
     max_evals: int = 120,
     restarts: int = 1,
     seeds: int = 1,
+    rounds: int = 5,
 ) -> tuple[Profile, HeldOut | None]:
     """``fit``, and the held-out fit itself (its parameters, fitted on the train levels)."""
     if not levels:
@@ -145,7 +147,7 @@ def fit_with_holdout(
     names = list(free) if free is not None else default_free(base.params)
 
     def fit_fn(rows: list[dict[str, float]]) -> ModelParams:
-        opts = {"max_evals": max_evals, "restarts": restarts, "seeds": seeds}
+        opts = {"max_evals": max_evals, "restarts": restarts, "seeds": seeds, "rounds": rounds}
         return fit_params(rows, base.params, names, **opts)[0]
 
     fitted = base.model_copy(update={"params": fit_fn(levels), "name": name or base.name})
@@ -208,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--only", action="append", default=None, help="config name (repeatable)")
     ap.add_argument("--evals", type=int, default=200, help="evaluations per search phase")
     ap.add_argument("--seeds", type=int, default=1, help="seeded sweeps averaged per loss")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds per level of each sweep")
     where = "where the held-out fits go (default: OUT_DIR/../holdout_fits)"
     ap.add_argument("--holdout-dir", default=None, help=where)
     args = ap.parse_args(argv)
@@ -223,6 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             source=Path(args.seed_csv).name,
             max_evals=args.evals,
             seeds=args.seeds,
+            rounds=args.rounds,
         )
         write_profile(profile, Path(args.out_dir) / f"{config}.toml", SEED_COMMAND)
         if held is not None:
