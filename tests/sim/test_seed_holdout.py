@@ -60,6 +60,30 @@ def test_p90_capacity_matches_the_seed_with_ten_rounds(name: str) -> None:
     assert pred.plan.c_max == SEED_CMAX[name], [row["ttft_p90_ms"] for row in pred.levels]
 
 
+# sglang-spec's P90 at c=4 straddles the SLO: 5-12 draws in 20 give C_max 2, the rest 4. The
+# seed (P90 1111 ms, mean 588 ms) implies about a fifth of its c=4 requests waited ~1.1 s;
+# the model's slow mode sits at ~750 ms (one 330 ms prefill step ahead) and reaches 1.1 s
+# for too few. Refits over 4 seeds at 10 rounds reached 55% of draws, with a worse fit
+# (mean 12-18%, worst cell 46-58%), so the committed profile stays; strict: it fails the
+# day the model gets there.
+DRAW_GAPS = {"sglang-spec"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="P90 at c=4 on the edge"))
+     if n in DRAW_GAPS else n for n in CONFIGS],
+)  # fmt: skip
+def test_p90_capacity_holds_across_random_draws(name: str) -> None:
+    """The demo's server draws its own randomness, so one seed matching is not enough: a
+    P90 on the edge of the SLO flips C_max a whole level between runs (issue 13). Nine of
+    ten seeded sweeps at 10 rounds must give the seed's C_max."""
+    levels = [1, 2, 4, 8, 16, 32, 64]
+    got = [predict(load_profile(name), levels, SLO(), rounds=10, seed=1000 * k).plan.c_max
+           for k in range(10)]
+    assert sum(c == SEED_CMAX[name] for c in got) >= 9, got
+
+
 @pytest.mark.parametrize("name", CONFIGS)
 def test_profile_says_what_was_fitted_and_what_was_set(name: str) -> None:
     cal = load_profile(name).calibration
