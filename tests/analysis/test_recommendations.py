@@ -60,3 +60,23 @@ def test_high_load_without_any_compliant_config_picks_the_closest(
     # tail collapses at c=64, and the SGLang configs' TTFT is higher still.
     assert rec.config == "vllm-direct"
     assert "closest to the SLOs" in rec.reason
+
+
+def test_a_users_run_beside_the_sweeps_leaves_the_scenarios_theirs(
+    seed_series: list,
+) -> None:
+    """A sessions run (levels users=N) in the same report has no level the sweeps share:
+    the scenarios still compare the sweeps at their concurrency levels."""
+    from servecap.analysis import ConfigSeries, analyse, infer_pairs
+
+    base = seed_series[0]
+    users = ConfigSeries("vllm-users", [
+        lv.model_copy(update={"concurrency": None, "level": f"users={100 * lv.concurrency}"})
+        for lv in base.levels if lv.concurrency >= 16
+    ], imported=True)  # fmt: skip
+    mixed = [*seed_series, users]
+    analysis = analyse(mixed, infer_pairs([s.name for s in mixed]))
+    rec = _rec(analysis, "high_load")
+    assert rec.config == "vllm-direct" and "1126 tok/s at c=32" in rec.reason
+    for scenario in analysis.recommendations:
+        assert "users=" not in scenario.reason, scenario

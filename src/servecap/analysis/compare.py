@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from pydantic import BaseModel, Field
 
 from servecap.analysis.aggregate import (
@@ -93,12 +95,13 @@ def analyse(
         *[f for s in series for f in server_findings(s)],
         *[f for p in pairs for f in spec_pays_findings(by_name[p.spec], by_name[p.base])],
     ]
+    shared = scenario_levels(series, levels)
     ctx = Context(
         series=by_name,
         aggregates={a.config: a for a in aggregates},
         slo=slo,
-        low_levels=[k for k in levels if k.value <= options.low_load_max] or levels[:1],
-        high_levels=[k for k in levels if k.value > options.high_load_above] or levels[-1:],
+        low_levels=[k for k in shared if k.value <= options.low_load_max] or shared[:1],
+        high_levels=[k for k in shared if k.value > options.high_load_above] or shared[-1:],
     )
     return Analysis(
         configs=[s.name for s in series],
@@ -112,6 +115,17 @@ def analyse(
         findings=findings,
         recommendations=recommend(ctx, options.reference),
     )
+
+
+def scenario_levels(series: list[ConfigSeries], levels: list[LevelKey]) -> list[LevelKey]:
+    """The levels the scenarios compare configurations at: those of the load kind most
+    configurations were measured in (concurrency on a tie). A sessions or rate run beside
+    concurrency sweeps shares no level with them; its users=400 is not a high c."""
+    kinds = Counter(kind for s in series for kind in {k.kind for k in s.keys})
+    if not kinds:
+        return levels
+    kind = max(kinds, key=lambda k: (kinds[k], k == CLOSED))
+    return [k for k in levels if k.kind == kind]
 
 
 def _data_notes(series: list[ConfigSeries]) -> list[Finding]:
