@@ -162,7 +162,6 @@ class StreamingClient:
                 record.ended_at = now_ns()
             reader.finish(len(request.text))
 
-
     async def _at(self, at_ns: int, connection: Connection, skips: SkipCount) -> Connection:
         """Wait for `at_ns` holding `connection`; one the server closed meanwhile (the loop
         saw it go) is replaced, so a request is still written only to an open socket."""
