@@ -195,14 +195,19 @@ async def test_stamps_sit_at_the_wire(tmp_path: Path) -> None:
     assert record.ended_at is not None and record.ended_at >= writes[-1]
 
 
-def _answering(accepted_at: list[int], received_at: list[int]) -> Handler:
-    def handler(conn: socket.socket) -> None:
-        accepted_at.append(time.perf_counter_ns())  # one process: the client's clock
-        read_request(conn)
-        received_at.append(time.perf_counter_ns())
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                     b"Transfer-Encoding: chunked\r\n\r\n" + _chunked(SSE))
-    return handler
+ANSWER = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+          b"Transfer-Encoding: chunked\r\n\r\n" + _chunked(SSE))
+
+
+async def _timed_send(port: int, ahead_ms: int) -> tuple[RequestRecord, int]:
+    """One request sent with a target `ahead_ms` from now; its record and the target."""
+    options = _options(port)
+    async with make_session(options, 1, {}) as session:
+        client = StreamingClient(session, options, "m", "chat", 2)
+        target = time.perf_counter_ns() + ahead_ms * 1_000_000
+        record = RequestRecord(0, 1, 0, target)
+        await client.send(builtin_source(8, 1).next_request(), record, at_ns=target)
+    return record, target
 
 
 async def test_a_timed_send_connects_ahead_and_writes_at_its_target() -> None:
@@ -210,13 +215,15 @@ async def test_a_timed_send_connects_ahead_and_writes_at_its_target() -> None:
     send lateness) and nothing is written before the target."""
     accepted_at: list[int] = []
     received_at: list[int] = []
-    with raw_server(_answering(accepted_at, received_at)) as (port, _):
-        options = _options(port)
-        async with make_session(options, 1, {}) as session:
-            client = StreamingClient(session, options, "m", "chat", 2)
-            target = time.perf_counter_ns() + 200_000_000
-            record = RequestRecord(0, 1, 0, target)
-            await client.send(builtin_source(8, 1).next_request(), record, at_ns=target)
+
+    def handler(conn: socket.socket) -> None:
+        accepted_at.append(time.perf_counter_ns())  # one process: the client's clock
+        read_request(conn)
+        received_at.append(time.perf_counter_ns())
+        conn.sendall(ANSWER)
+
+    with raw_server(handler) as (port, _):
+        record, target = await _timed_send(port, 200)
     assert record.status == "ok" and record.connect_ms is not None
     assert record.sent_at is not None and record.sent_at >= target
     assert accepted_at[0] < target <= received_at[0]
@@ -232,15 +239,9 @@ async def test_a_connection_the_server_closes_before_the_target_is_replaced() ->
         if len(accepted) == 1:
             return  # closed (by _guarded) before any request came
         read_request(conn)
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                     b"Transfer-Encoding: chunked\r\n\r\n" + _chunked(SSE))
+        conn.sendall(ANSWER)
 
     with raw_server(handler) as (port, _):
-        options = _options(port)
-        async with make_session(options, 1, {}) as session:
-            client = StreamingClient(session, options, "m", "chat", 2)
-            target = time.perf_counter_ns() + 300_000_000
-            record = RequestRecord(0, 1, 0, target)
-            await client.send(builtin_source(8, 1).next_request(), record, at_ns=target)
+        record, _ = await _timed_send(port, 300)
     assert (record.status, record.completion_tokens) == ("ok", 2)
     assert len(accepted) == 2
