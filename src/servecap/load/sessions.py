@@ -57,7 +57,9 @@ def _record(level: SessionsLevel, io: LevelIO, turn: TurnRequest, warmup: bool) 
     return record
 
 
-async def _sleep_until(target_ns: int) -> None:
+async def _think_until(target_ns: int) -> None:
+    """A plain sleep: a user's start and think time need no sub-millisecond precision, and
+    `core.clock.sleep_until`'s last-millisecond yield would cost CPU for every user."""
     await asyncio.sleep(max(0, target_ns - now_ns()) / NS_PER_S)
 
 
@@ -83,7 +85,7 @@ async def run_sessions_level(level: SessionsLevel, io: LevelIO) -> None:
     end = steady_from + round(level.duration_s * NS_PER_S)
 
     async def user_loop(user: VirtualUser) -> None:
-        await _sleep_until(t0 + round(user.start_offset_s * NS_PER_S))
+        await _think_until(t0 + round(user.start_offset_s * NS_PER_S))
         while not io.stopped and now_ns() < end:
             turn = user.next_request()
             record = _record(level, io, turn, warmup=now_ns() < steady_from)
@@ -92,7 +94,7 @@ async def run_sessions_level(level: SessionsLevel, io: LevelIO) -> None:
             history = tuple(Message(m["role"], m["content"]) for m in turn.messages)
             request = Request(text, max_tokens, 0, history=history, answer=answer)
             think_s = await _send(io, user, request, record, answer)
-            await _sleep_until(min(end, now_ns() + round(think_s * NS_PER_S)))
+            await _think_until(min(end, now_ns() + round(think_s * NS_PER_S)))
 
     async def start(group: asyncio.TaskGroup) -> None:
         for user in build_users(plan):
