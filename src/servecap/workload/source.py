@@ -48,17 +48,37 @@ class RequestSource(Protocol):
 
 
 class PromptCycle:
-    """The given prompts in order, round and round, each asking for `max_tokens`."""
+    """The given prompts in order, round and round, each asking for `max_tokens`.
+
+    From the second round on, each prompt opens with its round ("(2) ...") and gives up as
+    many characters at its end, so no request repeats a prompt of an earlier round (from
+    about 16 tokens up, where the built-in prompts differ at all). A repeated prompt
+    is served from a prefix cache (vLLM's automatic prefix caching, SGLang's radix cache,
+    llama-server's slot cache, all on by default), so a sweep of more than one round of
+    prompts would measure the cache rather than prefill from its 121st request on. The mark
+    comes first because a prefix cache matches from the start."""
 
     def __init__(self, prompts: Sequence[Prompt], max_tokens: int) -> None:
         if not prompts:
             raise ValueError("a prompt source needs at least one prompt")
-        self._requests = itertools.cycle(
-            [Request(p.text, max_tokens, p.target_tokens) for p in prompts]
-        )
+        self._prompts = tuple(prompts)
+        self._max_tokens = max_tokens
+        self._sent = itertools.count()
 
     def next_request(self) -> Request:
-        return next(self._requests)
+        lap, index = divmod(next(self._sent), len(self._prompts))
+        prompt = self._prompts[index]
+        return Request(_in_round(prompt.text, lap), self._max_tokens, prompt.target_tokens)
+
+
+def _in_round(text: str, lap: int) -> str:
+    """`text` as sent in round `lap + 1`: unchanged in the first, else marked with its round
+    and cut back to at most its own length (on a word boundary where there is one)."""
+    if lap == 0:
+        return text
+    mark = f"({lap + 1}) "
+    body = text[: max(0, len(text) - len(mark))]
+    return mark + (body.rsplit(" ", 1)[0] if " " in body else body)
 
 
 def builtin_source(input_tokens: int, max_tokens: int, seed: int = 0) -> PromptCycle:
