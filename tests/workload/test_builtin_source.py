@@ -18,7 +18,7 @@ from servecap.api.run import run_benchmark_async
 from servecap.core.config import ClientOptions, RunConfig
 from servecap.sim.runner import start_server_process
 from servecap.workload.prompts import build_prompts
-from servecap.workload.source import builtin_source
+from servecap.workload.source import Strided, builtin_source, for_worker
 
 BLOCK_CHARS = 64  # one 16-token cache block by the 4-characters rule (vLLM's block size)
 
@@ -63,6 +63,23 @@ def test_a_prompt_shorter_than_its_mark_is_never_longer_than_asked() -> None:
     assert all(len(t) <= max(len(o), 4) for t, o in zip(later, first, strict=True))
 
 
+def test_workers_deal_out_the_runs_requests_each_once() -> None:
+    one = texts(240)
+    workers = [for_worker(builtin_source(64, 4), k, 3) for k in range(3)]
+    assert all(isinstance(w, Strided) for w in workers)
+    dealt = [[w.next_request().text for _ in range(80)] for w in workers]
+    assert [dealt[i % 3][i // 3] for i in range(240)] == one
+    assert workers[2].request(5).text == one[5]  # a replay share's rows keep their index
+    alone = builtin_source(64, 4)
+    assert for_worker(alone, 0, 1) is alone
+
+
+def cache_counters(base_url: str) -> tuple[float, float]:
+    """The simulator's prefix-cache (queries, hits) in prompt tokens, so far."""
+    seen = metrics(base_url)
+    return seen["vllm:prefix_cache_queries_total"], seen["vllm:prefix_cache_hits_total"]
+
+
 def metrics(base_url: str) -> dict[str, float]:
     with urllib.request.urlopen(base_url.removesuffix("/v1") + "/metrics", timeout=10) as r:
         text = r.read().decode()
@@ -79,15 +96,20 @@ def test_a_sweep_past_one_round_finds_nothing_in_the_servers_prefix_cache(
         out_dir=str(tmp_path), client=ClientOptions(base_url="http://127.0.0.1:1/v1"),
     )  # fmt: skip
     with start_server_process(str(profile)) as sim:
-        before = metrics(sim.base_url)
         config = config.model_copy(update={"client": ClientOptions(base_url=sim.base_url)})
         outcome = asyncio.run(run_benchmark_async(config))
-        after = metrics(sim.base_url)
+        queries, hits = cache_counters(sim.base_url)
     (level,) = outcome.levels
     assert level.n_ok == 130
-    queries = after["vllm:prefix_cache_queries_total"] - before.get(
-        "vllm:prefix_cache_queries_total", 0.0
-    )
-    hits = after["vllm:prefix_cache_hits_total"] - before.get("vllm:prefix_cache_hits_total", 0.0)
     assert queries >= 130 * 60  # every prompt was looked up (64 tokens each, near enough)
+    assert hits == 0, f"{hits:.0f} of {queries:.0f} prompt tokens were served from the cache"
+    # two worker processes on a cold server: each sends its share of the requests, not a copy
+    with start_server_process(str(profile)) as sim:
+        two = config.model_copy(update={
+            "workers": 2, "rounds": 4, "client": ClientOptions(base_url=sim.base_url),
+        })  # fmt: skip
+        (level,) = asyncio.run(run_benchmark_async(two)).levels
+        queries, hits = cache_counters(sim.base_url)
+    assert level.n_ok == 40 and level.workers == 2
+    assert queries >= 40 * 60
     assert hits == 0, f"{hits:.0f} of {queries:.0f} prompt tokens were served from the cache"

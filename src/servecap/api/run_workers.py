@@ -20,10 +20,11 @@ from servecap.api.workload import build_source, client_extra_body
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.config import RunConfig
 from servecap.core.errors import UserInputError
+from servecap.core.load_spec import SessionsLoad
 from servecap.load.backend import Backend
 from servecap.load.shares import STREAMS_PER_WORKER, auto_workers
 from servecap.load.workers import ProcessPool, WorkerSweep, usable_cores
-from servecap.workload.source import RequestSource
+from servecap.workload.source import RequestSource, for_worker
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,15 @@ class ClientFactory:
     headers: tuple[tuple[str, str], ...]
 
     @asynccontextmanager
-    async def __call__(self) -> AsyncIterator[tuple[Backend, RequestSource]]:
+    async def __call__(
+        self, worker: int = 0, workers: int = 1
+    ) -> AsyncIterator[tuple[Backend, RequestSource]]:
         config = RunConfig.model_validate_json(self.config_json)
         ensure_file_limit(self.pool)
         source = build_source(config)
+        if not isinstance(config.load_spec(), SessionsLoad):
+            # sessions deal out whole users, each drawing from the same seeded prompts
+            source = for_worker(source, worker, workers)
         async with make_session(config.client, self.pool, dict(self.headers)) as session:
             yield StreamingClient(
                 session, config.client, self.model, config.endpoint, config.output_tokens,

@@ -34,14 +34,16 @@ READY_S = 120.0
 class RayWorker:
     """The actor's body (made a Ray actor class by `ray.remote` when a run needs it)."""
 
-    def __init__(self, factory: BackendFactory) -> None:
+    def __init__(self, factory: BackendFactory, index: int = 0, size: int = 1) -> None:
         self._messages: deque[dict[str, Any]] = deque()
         self._ready = threading.Event()
         self._wake = threading.Condition()
         self._error: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._core: WorkerCore | None = None
-        self._thread = threading.Thread(target=self._main, args=(factory,), daemon=True)
+        self._thread = threading.Thread(
+            target=self._main, args=(factory, index, size), daemon=True
+        )
         self._thread.start()
 
     def _emit(self, message: dict[str, Any]) -> None:
@@ -49,7 +51,7 @@ class RayWorker:
             self._messages.append(message)
             self._wake.notify()
 
-    def _main(self, factory: BackendFactory) -> None:
+    def _main(self, factory: BackendFactory, index: int, size: int) -> None:
         try:
             import uvloop
 
@@ -57,11 +59,11 @@ class RayWorker:
         except ImportError:  # pragma: no cover - uvloop is a dependency on POSIX
             loop_factory = None
         with asyncio.Runner(loop_factory=loop_factory) as runner:
-            runner.run(self._serve(factory))
+            runner.run(self._serve(factory, index, size))
 
-    async def _serve(self, factory: BackendFactory) -> None:
+    async def _serve(self, factory: BackendFactory, index: int, size: int) -> None:
         try:
-            async with factory() as (backend, source):
+            async with factory(index, size) as (backend, source):
                 self._loop = asyncio.get_running_loop()
                 self._core = WorkerCore(backend, source, self._emit)
                 self._closing = asyncio.Event()
@@ -179,7 +181,7 @@ class RayPool(WorkerSweep):
                 scheduling_strategy=PlacementGroupSchedulingStrategy(
                     placement_group=self._group, placement_group_bundle_index=index),
                 runtime_env={"env_vars": env},
-            ).remote(self.factory)
+            ).remote(self.factory, index, size)
             where = await asyncio.wait_for(actor.ready.remote(), READY_S)
             if where.get("error"):
                 raise RunAborted(f"Ray worker {index} could not start: {where['error']}")

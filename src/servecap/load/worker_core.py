@@ -30,9 +30,11 @@ from servecap.load.worker_wire import level_from_wire, record_to_wire, skeleton
 from servecap.workload.source import AnyRequest, RequestSource
 
 Emit = Callable[[dict[str, Any]], None]
-# The factory `api` gives the workers: an async context manager yielding the backend that
-# sends and the source of what to send (picklable: it travels to the worker process).
-BackendFactory = Callable[[], AbstractAsyncContextManager[tuple[Backend, RequestSource]]]
+# The factory `api` gives the workers (picklable: it travels to the worker process): called
+# in the worker with its index and the pool's size, an async context manager yielding the
+# backend that sends and the source of what to send. Worker k of N sends the run's requests
+# k, k + N, ... (`workload.source.for_worker`), so together they send each request once.
+BackendFactory = Callable[[int, int], AbstractAsyncContextManager[tuple[Backend, RequestSource]]]
 
 
 class _Tapped:

@@ -1,7 +1,7 @@
 """The body of one worker process: its own event loop, client and source, serving the
 parent's messages on one socket until told to exit or the parent goes away.
 
-The parent starts `python -m servecap.load.worker_proc FD` (a fresh interpreter, not
+The parent starts `python -m servecap.load.worker_proc FD INDEX SIZE` (a fresh interpreter, not
 multiprocessing's spawn, which re-runs the caller's main script: a user's script, pytest or
 Streamlit) with one end of a socket pair as FD; the first frame on it is the backend factory,
 pickled by the parent (servecap's own object, from its own process), then JSON lines.
@@ -51,13 +51,13 @@ def _read_exactly(sock: socket.socket, size: int) -> bytes:
 
 
 def main(argv: list[str]) -> None:
-    """`python -m servecap.load.worker_proc FD`."""
+    """`python -m servecap.load.worker_proc FD INDEX SIZE`: worker INDEX of SIZE."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=int(argv[0]))
-    worker_main(sock, _read_factory(sock))
+    worker_main(sock, _read_factory(sock), int(argv[1]), int(argv[2]))
 
 
-def worker_main(sock: socket.socket, factory: BackendFactory) -> None:
+def worker_main(sock: socket.socket, factory: BackendFactory, index: int, size: int) -> None:
     """Serve the parent on `sock` until it says exit or goes away."""
     try:
         import uvloop  # the client's timing is measured on uvloop, as in one process
@@ -66,16 +66,16 @@ def worker_main(sock: socket.socket, factory: BackendFactory) -> None:
     except ImportError:  # pragma: no cover - uvloop is a dependency on POSIX
         loop_factory = None
     with asyncio.Runner(loop_factory=loop_factory) as runner:
-        runner.run(_serve(sock, factory))
+        runner.run(_serve(sock, factory, index, size))
 
 
-async def _serve(sock: socket.socket, factory: BackendFactory) -> None:
+async def _serve(sock: socket.socket, factory: BackendFactory, index: int, size: int) -> None:
     reader, writer = await asyncio.open_unix_connection(sock=sock, limit=LINE_LIMIT)
 
     def emit(message: dict[str, object]) -> None:
         writer.write(encode(message))  # into the kernel now unless the parent is behind
 
-    async with factory() as (backend, source):
+    async with factory(index, size) as (backend, source):
         core = WorkerCore(backend, source, emit)
         emit({"op": "hello", "pid": os.getpid()})
         await writer.drain()

@@ -232,7 +232,8 @@ class ProcessPool(WorkerSweep):
     async def _spawn(self, index: int) -> _ProcessHandle:
         ours, theirs = socket.socketpair()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "servecap.load.worker_proc", str(theirs.fileno())],
+            [sys.executable, "-m", "servecap.load.worker_proc", str(theirs.fileno()),
+             str(index), str(self.size)],
             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
         )
         theirs.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from servecap.workload.datasets import Message
 from servecap.workload.prompts import Prompt, build_prompts
@@ -65,10 +65,14 @@ class PromptCycle:
         self._max_tokens = max_tokens
         self._sent = itertools.count()
 
-    def next_request(self) -> Request:
-        lap, index = divmod(next(self._sent), len(self._prompts))
-        prompt = self._prompts[index]
+    def request(self, index: int) -> Request:
+        """The run's request `index` (0 is the first sent)."""
+        lap, at = divmod(index, len(self._prompts))
+        prompt = self._prompts[at]
         return Request(_in_round(prompt.text, lap), self._max_tokens, prompt.target_tokens)
+
+    def next_request(self) -> Request:
+        return self.request(next(self._sent))
 
 
 def _in_round(text: str, lap: int) -> str:
@@ -79,6 +83,42 @@ def _in_round(text: str, lap: int) -> str:
     mark = f"({lap + 1}) "
     body = text[: max(0, len(text) - len(mark))]
     return mark + (body.rsplit(" ", 1)[0] if " " in body else body)
+
+
+@runtime_checkable
+class IndexedSource(RequestSource, Protocol):
+    """A source that builds any request of the run by its index."""
+
+    def request(self, index: int) -> AnyRequest: ...
+
+
+class Strided:
+    """Worker `start` of `step`: the run's requests start, start + step, start + 2 step, ...
+
+    Each worker process builds its own source; without this, every worker would send the
+    run's first requests, so N workers sent each prompt N times and a prefix cache served
+    all but one. Dealt this way the workers together send what one process sends, each
+    request once; an open loop's targets are dealt the same way, so worker k's j-th request
+    is the one a single process sends at that target. `request(i)` stays the run's own
+    (a replay share asks for its trace rows by their index)."""
+
+    def __init__(self, inner: IndexedSource, start: int, step: int) -> None:
+        self._inner = inner
+        self._next = itertools.count(start, step)
+
+    def request(self, index: int) -> AnyRequest:
+        return self._inner.request(index)
+
+    def next_request(self) -> AnyRequest:
+        return self._inner.request(next(self._next))
+
+
+def for_worker(source: RequestSource, worker: int, workers: int) -> RequestSource:
+    """`source` as worker `worker` of `workers` sends it (`Strided`); a source without
+    random access (sessions build their own turns) is returned as it is."""
+    if workers <= 1 or not isinstance(source, IndexedSource):
+        return source
+    return Strided(source, worker, workers)
 
 
 def builtin_source(input_tokens: int, max_tokens: int, seed: int = 0) -> PromptCycle:
