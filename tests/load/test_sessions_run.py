@@ -54,7 +54,7 @@ def sessions_config(base_url, out, **load):
     spec = {"users": [3], "think": "fixed:0.05", "turns": "3", "ramp_s": 0.1,
             "duration_s": 1.0, **load}
     return RunConfig(
-        name="s", warmup=0, output_tokens=4, input_tokens=16, out_dir=str(out),
+        name="s", warmup=0, output_tokens=4, input_tokens=32, out_dir=str(out),
         client=ClientOptions(base_url=base_url), load=SessionsLoad(**spec),
     )
 
@@ -69,6 +69,8 @@ def test_history_carries_earlier_turns_and_answers(tmp_path):
         outcome = asyncio.run(run_benchmark_async(sessions_config(server.base_url, tmp_path)))
     rows = rows_of(outcome.run_dir)
     assert rows and {r["user"] for r in rows} == {0, 1, 2}
+    turns = [messages[-1]["content"] for messages in seen]
+    assert len(set(turns)) == len(turns)  # each turn its own: no user repeats another's
     for messages in seen:
         roles = [m["role"] for m in messages]
         assert roles == ["user", "assistant"] * (len(roles) // 2) + ["user"]

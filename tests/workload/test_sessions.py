@@ -10,6 +10,7 @@ from servecap.workload.sessions import (
     build_users,
     start_offsets,
 )
+from servecap.workload.source import builtin_source
 from servecap.workload.think_time import parse_think_time, parse_turns
 
 PROMPTS = tuple(p.text for p in build_prompts(16, seed=1))
@@ -187,3 +188,27 @@ def test_user_built_alone_matches_build_users_without_dataset():
     assert run_turns(VirtualUser(2, p), 5) == run_turns(build_users(p)[2], 5)
     with pytest.raises(ValueError):
         VirtualUser(4, p)
+
+
+def test_turns_from_the_source_are_every_users_own():
+    # 200 users, more than the 120 built-in prompts: each turn is its own request of the
+    # source, so no two users send the same text and a prefix cache reuses only histories
+    source = builtin_source(32, 4, seed=1)
+    users = build_users(plan(users=200, prompts=(), prompt_at=lambda i: source.request(i).text))
+    sent = []
+    for user in users:
+        reqs = [req for req, _ in run_turns(user, 6)]  # two conversations of 3 turns
+        sent += [req.messages[-1]["content"] for req in reqs]
+    assert len(set(sent)) == len(sent) == 1200
+    # user u's n-th turn is the source's request u + n * users
+    assert sent[6 * 7 + 4] == source.request(7 + 4 * 200).text
+
+
+def test_a_failed_turn_does_not_change_the_turns_drawn_later():
+    at = builtin_source(16, 4).request
+    kept, failed = (VirtualUser(3, plan(prompts=(), prompt_at=lambda i: at(i).text))
+                    for _ in range(2))  # fmt: skip
+    run_turns(kept, 3)
+    failed.next_request()
+    failed.fail()
+    assert kept.next_request().messages[-1] == failed.next_request().messages[-1]

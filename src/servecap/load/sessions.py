@@ -40,6 +40,13 @@ def _plan(level: SessionsLevel, io: LevelIO) -> tuple[SessionPlan, int]:
             ramp_s=level.ramp_s, seed=level.seed, conversations=io.source.conversations(),
         )
         return plan, io.source.max_tokens
+    request_at = getattr(io.source, "request", None)
+    if request_at is not None:  # every turn its own request of the source
+        plan = SessionPlan(
+            users=level.users, think=think, turns=parse_turns(level.turns, "--turns"),
+            ramp_s=level.ramp_s, seed=level.seed, prompt_at=lambda i: request_at(i).text,
+        )
+        return plan, request_at(0).max_tokens
     pool = [io.source.next_request() for _ in range(PROMPT_POOL)]
     plan = SessionPlan(
         users=level.users, think=think, turns=parse_turns(level.turns, "--turns"),

@@ -16,7 +16,10 @@ forbids, and going on without the answer would send a history the user never saw
 
 Users start at `start_offsets(users, ramp_s)`: evenly spread over the ramp, user 0 at 0 s.
 Their turns come from `SessionPlan.conversations` (user-turn texts per conversation, e.g.
-multi-turn ShareGPT), else from the synthetic `prompts`. With conversations, a conversation
+multi-turn ShareGPT), else from `prompt_at(i)`, the source's request i, where user u's n-th
+turn text is request u + n * users: no two users send the same turn, so a prefix cache
+reuses only a user's own history, as with real users (else from a seeded choice among the
+synthetic `prompts`). With conversations, a conversation
 has its own number of user turns, capped by `turns` when given; user u's k-th conversation
 is the (u + k * users)-th of a seeded shuffle, so users spread over the dataset.
 
@@ -31,7 +34,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -51,6 +54,7 @@ class SessionPlan:
     seed: int = 0
     conversations: tuple[tuple[str, ...], ...] | None = None
     prompts: tuple[str, ...] = field(default=())
+    prompt_at: Callable[[int], str] | None = None
 
     def __post_init__(self) -> None:
         if self.users < 1:
@@ -60,7 +64,7 @@ class SessionPlan:
         if self.conversations is not None:
             if not self.conversations or not all(self.conversations):
                 raise ValueError("every conversation needs at least one user turn")
-        elif not self.prompts or self.turns is None:
+        elif not (self.prompts or self.prompt_at) or self.turns is None:
             raise ValueError("synthetic sessions need prompts and a turn count")
 
 
@@ -107,6 +111,7 @@ class VirtualUser:
         self.state = UserState.READY
         self._conversation = -1
         self._texts: tuple[str, ...] = ()
+        self._drawn = 0  # synthetic turn texts drawn so far
         self._history: list[Message] = []
         self._turn = 0
         self._think_before: float | None = None
@@ -165,7 +170,11 @@ class VirtualUser:
         if plan.conversations is None:
             assert plan.turns is not None
             count = plan.turns.sample(self._turns_rng)
-            return tuple(self._prompt_rng.choice(plan.prompts) for _ in range(count))
+            if plan.prompt_at is None:
+                return tuple(self._prompt_rng.choice(plan.prompts) for _ in range(count))
+            first, self._drawn = self._drawn, self._drawn + count
+            at = plan.prompt_at
+            return tuple(at(self.user + n * plan.users) for n in range(first, first + count))
         pick = (self.user + self._conversation * plan.users) % len(plan.conversations)
         texts = plan.conversations[self._order[pick] if self._order else pick]
         if plan.turns is None:

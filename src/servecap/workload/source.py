@@ -52,7 +52,7 @@ class PromptCycle:
 
     From the second round on, each prompt opens with its round ("(2) ...") and gives up as
     many characters at its end, so no request repeats a prompt of an earlier round (from
-    about 16 tokens up, where the built-in prompts differ at all). A repeated prompt
+    about 24 tokens up: shorter ones are mostly the same few words). A repeated prompt
     is served from a prefix cache (vLLM's automatic prefix caching, SGLang's radix cache,
     llama-server's slot cache, all on by default), so a sweep of more than one round of
     prompts would measure the cache rather than prefill from its 121st request on. The mark
