@@ -19,6 +19,7 @@ from servecap.core.load_spec import SessionsLoad
 from servecap.sim.profiles import builtin_profile
 from servecap.sim.runner import start_server_in_thread
 from servecap.storage.runs import load_run
+from servecap.workload.source import builtin_source
 from tests.servers.app_thread import AppThread
 
 
@@ -71,6 +72,9 @@ def test_history_carries_earlier_turns_and_answers(tmp_path):
     assert rows and {r["user"] for r in rows} == {0, 1, 2}
     turns = [messages[-1]["content"] for messages in seen]
     assert len(set(turns)) == len(turns)  # each turn its own: no user repeats another's
+    # and none is a prompt a sweep of the same seed sent (its verify run follows it)
+    sweep = builtin_source(32, 4)
+    assert not set(turns) & {sweep.request(i).text for i in range(2000)}
     for messages in seen:
         roles = [m["role"] for m in messages]
         assert roles == ["user", "assistant"] * (len(roles) // 2) + ["user"]

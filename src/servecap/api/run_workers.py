@@ -44,7 +44,7 @@ class ClientFactory:
         ensure_file_limit(self.pool)
         source = build_source(config)
         if not isinstance(config.load_spec(), SessionsLoad):
-            # sessions deal out whole users, each drawing from the same seeded prompts
+            # sessions deal out whole users; a user's turns are the same in every worker
             source = for_worker(source, worker, workers)
         async with make_session(config.client, self.pool, dict(self.headers)) as session:
             yield StreamingClient(

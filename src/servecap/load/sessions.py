@@ -29,7 +29,13 @@ from servecap.workload.sources import DatasetSource
 from servecap.workload.think_time import parse_think_time, parse_turn_cap, parse_turns
 
 NS_PER_S = 1_000_000_000
-PROMPT_POOL = 64  # distinct user-turn texts drawn from the run's source
+PROMPT_POOL = 64  # distinct user-turn texts drawn from a source without random access
+# Synthetic turns are requests of the run's source from their own stretch of it, one per
+# level: a `verify` run after its sweep (the same --seed, the same server) would otherwise
+# open with the sweep's own prompts, which a prefix cache still holds, and one level with
+# the previous level's. A level's users send at most LEVEL_STRETCH turns.
+SESSIONS_FIRST_REQUEST = 1 << 32
+LEVEL_STRETCH = 1 << 26
 
 
 def _plan(level: SessionsLevel, io: LevelIO) -> tuple[SessionPlan, int]:
@@ -42,11 +48,13 @@ def _plan(level: SessionsLevel, io: LevelIO) -> tuple[SessionPlan, int]:
         return plan, io.source.max_tokens
     request_at = getattr(io.source, "request", None)
     if request_at is not None:  # every turn its own request of the source
+        first = SESSIONS_FIRST_REQUEST + level.users * LEVEL_STRETCH
         plan = SessionPlan(
             users=level.users, think=think, turns=parse_turns(level.turns, "--turns"),
-            ramp_s=level.ramp_s, seed=level.seed, prompt_at=lambda i: request_at(i).text,
+            ramp_s=level.ramp_s, seed=level.seed,
+            prompt_at=lambda i: request_at(first + i).text,
         )
-        return plan, request_at(0).max_tokens
+        return plan, request_at(first).max_tokens
     pool = [io.source.next_request() for _ in range(PROMPT_POOL)]
     plan = SessionPlan(
         users=level.users, think=think, turns=parse_turns(level.turns, "--turns"),
