@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from servecap.sim.runner import start_server_process
 from servecap.workload.prefix_cache import trace_hit_rate
 from servecap.workload.traces import read_trace
+from tests.sim.machine_slack import sim_metrics
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 AZURE = DATA / "azure-llm-2023-conv-head2000.csv"
@@ -76,12 +75,6 @@ def summary(out: Path) -> dict[str, Any]:
     return level
 
 
-def metrics(base_url: str) -> dict[str, float]:
-    with urllib.request.urlopen(base_url.removesuffix("/v1") + "/metrics", timeout=10) as r:
-        text = r.read().decode()
-    return {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples}
-
-
 def test_azure_two_minutes_replay_every_row_on_time_with_its_lengths(tmp_path: Path) -> None:
     window = read_trace(AZURE).window(0, 120)
     with start_server_process("deterministic") as sim:
@@ -113,11 +106,11 @@ def test_azure_two_minutes_replay_every_row_on_time_with_its_lengths(tmp_path: P
 def replay_mooncake(profile: Path, trace: Path, out: Path) -> tuple[dict[str, float], float]:
     """Replay the first 10 minutes; the /metrics prefix counters it moved, and mean TTFT."""
     with start_server_process(str(profile), time_scale=SPEED) as sim:
-        before = metrics(sim.base_url)
+        before = sim_metrics(sim.base_url)
         servecap_run("--base-url", sim.base_url, "--out", str(out), "--warmup", "0",
                      "--trace", str(trace), "--trace-duration", "600",
                      "--trace-speed", str(SPEED), "--timeout", "120")
-        after = metrics(sim.base_url)
+        after = sim_metrics(sim.base_url)
     moved = {k: after[k] - before.get(k, 0.0) for k in after if "prefix_cache" in k}
     level = summary(out)
     assert level["n_failed"] == 0

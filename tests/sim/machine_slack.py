@@ -19,11 +19,16 @@ from prometheus_client.parser import text_string_to_metric_families
 PROBE_S = 0.001
 
 
-def first_token_lateness(base_url: str) -> tuple[float, float]:
-    """The simulator's (summed lateness in s, count) of its first-token writes so far."""
+def sim_metrics(base_url: str) -> dict[str, float]:
+    """Every sample of the simulator's /metrics by name (counters end in `_total`)."""
     with urllib.request.urlopen(base_url.removesuffix("/v1") + "/metrics", timeout=10) as r:
         text = r.read().decode()
-    seen = {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples}
+    return {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples}
+
+
+def first_token_lateness(base_url: str) -> tuple[float, float]:
+    """The simulator's (summed lateness in s, count) of its first-token writes so far."""
+    seen = sim_metrics(base_url)
     return (seen["sim:first_token_lateness_seconds_total"],
             seen["sim:first_token_lateness_chunks_total"])  # fmt: skip
 

@@ -9,16 +9,14 @@ measure the cache, not prefill.
 from __future__ import annotations
 
 import asyncio
-import urllib.request
 from pathlib import Path
-
-from prometheus_client.parser import text_string_to_metric_families
 
 from servecap.api.run import run_benchmark_async
 from servecap.core.config import ClientOptions, RunConfig
 from servecap.sim.runner import start_server_process
 from servecap.workload.prompts import build_prompts
 from servecap.workload.source import Strided, builtin_source, for_worker
+from tests.sim.machine_slack import sim_metrics
 
 BLOCK_CHARS = 64  # one 16-token cache block by the 4-characters rule (vLLM's block size)
 
@@ -76,14 +74,8 @@ def test_workers_deal_out_the_runs_requests_each_once() -> None:
 
 def cache_counters(base_url: str) -> tuple[float, float]:
     """The simulator's prefix-cache (queries, hits) in prompt tokens, so far."""
-    seen = metrics(base_url)
+    seen = sim_metrics(base_url)
     return seen["vllm:prefix_cache_queries_total"], seen["vllm:prefix_cache_hits_total"]
-
-
-def metrics(base_url: str) -> dict[str, float]:
-    with urllib.request.urlopen(base_url.removesuffix("/v1") + "/metrics", timeout=10) as r:
-        text = r.read().decode()
-    return {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples}
 
 
 def test_a_sweep_past_one_round_finds_nothing_in_the_servers_prefix_cache(

@@ -24,12 +24,11 @@ from servecap.core.records import RequestRecord
 from servecap.load.scheduler import LevelIO, in_task_group
 from servecap.workload.datasets import Message
 from servecap.workload.sessions import SessionPlan, TurnRequest, VirtualUser, build_users
-from servecap.workload.source import Request
+from servecap.workload.source import IndexedSource, Request
 from servecap.workload.sources import DatasetSource
 from servecap.workload.think_time import parse_think_time, parse_turn_cap, parse_turns
 
 NS_PER_S = 1_000_000_000
-PROMPT_POOL = 64  # distinct user-turn texts drawn from a source without random access
 # Synthetic turns are requests of the run's source from their own stretch of it, one per
 # level: a `verify` run after its sweep (the same --seed, the same server) would otherwise
 # open with the sweep's own prompts, which a prefix cache still holds, and one level with
@@ -46,21 +45,15 @@ def _plan(level: SessionsLevel, io: LevelIO) -> tuple[SessionPlan, int]:
             ramp_s=level.ramp_s, seed=level.seed, conversations=io.source.conversations(),
         )
         return plan, io.source.max_tokens
-    request_at = getattr(io.source, "request", None)
-    if request_at is not None:  # every turn its own request of the source
-        first = SESSIONS_FIRST_REQUEST + level.users * LEVEL_STRETCH
-        plan = SessionPlan(
-            users=level.users, think=think, turns=parse_turns(level.turns, "--turns"),
-            ramp_s=level.ramp_s, seed=level.seed,
-            prompt_at=lambda i: request_at(first + i).text,
-        )
-        return plan, request_at(first).max_tokens
-    pool = [io.source.next_request() for _ in range(PROMPT_POOL)]
+    source = io.source
+    if not isinstance(source, IndexedSource):
+        raise TypeError("synthetic sessions need a source with request(i)")
+    first = SESSIONS_FIRST_REQUEST + level.users * LEVEL_STRETCH  # every turn its own request
     plan = SessionPlan(
         users=level.users, think=think, turns=parse_turns(level.turns, "--turns"),
-        ramp_s=level.ramp_s, seed=level.seed, prompts=tuple(r.text for r in pool),
+        ramp_s=level.ramp_s, seed=level.seed, prompt_at=lambda i: source.request(first + i).text,
     )
-    return plan, pool[0].max_tokens
+    return plan, source.request(first).max_tokens
 
 
 def _record(level: SessionsLevel, io: LevelIO, turn: TurnRequest, warmup: bool) -> RequestRecord:
