@@ -14,16 +14,17 @@ import time
 import urllib.request
 from types import TracebackType
 
-from prometheus_client.parser import text_string_to_metric_families
+from servecap.client.metrics_scrape import parse_exposition
 
 PROBE_S = 0.001
 
 
 def sim_metrics(base_url: str) -> dict[str, float]:
-    """Every sample of the simulator's /metrics by name (counters end in `_total`)."""
+    """Every sample of the simulator's /metrics by name, its one model label dropped
+    (counters end in `_total`); parsed as a run's scrapes are."""
     with urllib.request.urlopen(base_url.removesuffix("/v1") + "/metrics", timeout=10) as r:
-        text = r.read().decode()
-    return {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples}
+        samples, _ = parse_exposition(r.read().decode())
+    return {key.split("{", 1)[0]: value for key, value in samples.items()}
 
 
 def first_token_lateness(base_url: str) -> tuple[float, float]:
