@@ -88,3 +88,26 @@ def test_cli_bad_input_exits_2(args: list[str], needle: str) -> None:
     res = runner.invoke(app, ["sim", "predict", *args])
     assert res.exit_code == 2, res.output
     assert needle in res.stderr
+
+
+def test_a_prediction_says_when_its_lengths_were_never_calibrated(tmp_path: Path) -> None:
+    """The held-out error is of other concurrencies at the calibrated lengths; a prediction
+    at another prompt length says so, in the JSON and on the terminal."""
+    prof = _profile()
+    prof.calibration["sweep"] = ("closed loop, 10 rounds, 128 input / 128 output tokens and "
+                                 "512 input / 32 output tokens")  # fmt: skip
+    seen = predict(prof, [1], SLO(), 512, 32, rounds=3)
+    assert seen.calibrated_on == ["128/128", "512/32"] and seen.workload_note() is None
+    other = predict(prof, [1], SLO(), 1024, 16, rounds=3)
+    assert other.other_workload and "1024/16 is a length the fit never saw" in str(
+        other.workload_note()
+    )
+    assert json.loads(other.model_dump_json())["other_workload"] is True
+    path = tmp_path / "flat.toml"
+    path.write_text(profile_to_toml(prof))
+    res = runner.invoke(app, ["sim", "predict", str(path), "--concurrency", "1",
+                              "--input-tokens", "1024", "--output-tokens", "16"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "note: calibrated on 128/128, 512/32 only" in res.output
+    # a profile that does not say what it saw (hand-made) gets no note either way
+    assert predict(_profile(), [1], SLO(), 1024, 16, rounds=3).workload_note() is None

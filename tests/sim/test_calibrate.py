@@ -128,3 +128,64 @@ def test_missing_inputs_raise(tmp_path: Path) -> None:
         read_levels(tmp_path / "nope.json")
     with pytest.raises(CalibrationInputError, match=r"without summary\.json"):
         read_levels(tmp_path)
+
+
+# -- workloads: each level is fitted at its own prompt and output lengths ---------------------
+
+PREFILL = ["prefill_step_ms", "prefill_ms_per_token"]
+PREFILL_TRUTH = ModelParams(step_base_ms=8.0, prefill_step_ms=25.0, prefill_ms_per_token=0.3,
+                            prefill_budget_tokens=2048)  # fmt: skip
+PREFILL_START = PREFILL_TRUTH.model_copy(
+    update={"prefill_step_ms": 5.0, "prefill_ms_per_token": 0.05}
+)
+
+
+def test_a_level_is_fitted_at_the_lengths_it_was_measured_with() -> None:
+    """A run of 512 in / 32 out was fitted as if it were 128/128 before: the profile priced a
+    prompt token four times too high. Now the rows' lengths are swept."""
+    rows = closed_loop_sweep(PREFILL_TRUTH, [1, 4], rounds=3, prompt_tokens=512, output_tokens=32)
+    free = ["prefill_ms_per_token"]
+    start = PREFILL_TRUTH.model_copy(update={"prefill_ms_per_token": 0.05})
+    got, _ = fit_params(rows, start, free, rounds=3, max_evals=40)
+    assert got.prefill_ms_per_token == pytest.approx(0.3, rel=0.1)
+    as_128 = [{k: v for k, v in r.items() if not k.endswith("_tokens")} for r in rows]
+    wrong, _ = fit_params(as_128, start, free, rounds=3, max_evals=40)
+    assert wrong.prefill_ms_per_token > 2 * got.prefill_ms_per_token  # what the bug did
+
+
+def test_two_workloads_tell_a_prompt_s_fixed_cost_from_its_cost_per_token() -> None:
+    """One workload fixes only a prompt's total cost; two of different lengths fix both
+    parts, and so predict a third length the fit never saw."""
+    rows = [
+        *closed_loop_sweep(PREFILL_TRUTH, [1, 4], rounds=3),
+        *closed_loop_sweep(PREFILL_TRUTH, [1], rounds=3, prompt_tokens=512, output_tokens=32),
+    ]
+    got, _ = fit_params(rows, PREFILL_START, PREFILL, rounds=3, max_evals=80)
+    assert got.prefill_step_ms == pytest.approx(25.0, rel=0.15)
+    assert got.prefill_ms_per_token == pytest.approx(0.3, rel=0.1)
+    unseen = closed_loop_sweep(
+        PREFILL_TRUTH, [1, 2], rounds=3, prompt_tokens=1024, output_tokens=16
+    )
+    errs = fit_errors(closed_loop_sweep(got, [1, 2], 3, 1024, 16), unseen)
+    assert errs["max"] < 0.05, errs
+    assert "1024/16 c=1 ttft_mean_ms" in errs  # cells name a workload other than 128/128
+
+
+def test_a_run_s_lengths_are_read_and_said_in_the_profile(tmp_path: Path) -> None:
+    rows = closed_loop_sweep(
+        PREFILL_TRUTH, [1, 2, 4], rounds=3, prompt_tokens=512, output_tokens=32
+    )
+    # what a run asked for wins over what the server counted (519: its chat template)
+    sent = {"input_tokens_sent_mean": 512.0, "output_tokens_sent_mean": 32.0,
+            "prompt_tokens_mean": 519.0}  # fmt: skip
+    summary = [{"concurrency": int(r["concurrency"]), "ttft_mean_ms": r["ttft_mean_ms"],
+                "itl_mean_ms": r["itl_mean_ms"], **sent} for r in rows]  # fmt: skip
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(summary))
+    levels = read_levels(path)[tmp_path.name]  # a summary.json is named by its folder
+    assert {(r["prompt_tokens"], r["output_tokens"]) for r in levels} == {(512.0, 32.0)}
+    base = Profile(name="mine", params=PREFILL_START)
+    prof = fit(levels, base, free=["prefill_ms_per_token"], max_evals=30, rounds=3)
+    assert prof.calibration["sweep"] == "closed loop, 10 rounds, 512 input / 32 output tokens"
+    assert prof.params.prefill_ms_per_token == pytest.approx(0.3, rel=0.15)
+    assert str(prof.calibration["holdout_split"]) == "fit on c=1,4; predicted c=2 (512/32)"

@@ -81,3 +81,47 @@ def test_calibrate_writes_a_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     prof = load_profile_file(out)
     assert prof.name == "m" and prof.deployment.engine == "unknown"
     assert sim_cli.load_profile(str(out)) == prof
+
+
+def _summary(folder: Path, rows: list[dict[str, float]]) -> Path:
+    folder.mkdir()
+    (folder / "summary.json").write_text(json.dumps(rows))
+    return folder
+
+
+def test_calibrate_fits_several_runs_as_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs of other lengths make one profile; the profile says both workloads."""
+    from servecap.sim import calibrate
+
+    real_fit = calibrate.fit
+
+    def quick_fit(*args: object, **kwargs: object) -> object:
+        return real_fit(*args, **{**kwargs, "free": ["step_base_ms"], "max_evals": 10})  # type: ignore[arg-type]
+
+    monkeypatch.setattr(calibrate, "fit", quick_fit)
+    short = _summary(tmp_path / "short", [
+        {"concurrency": c, "itl_mean_ms": 12.0 + c, "input_tokens_sent_mean": 128.0,
+         "output_tokens_sent_mean": 128.0} for c in (1, 2, 4)])  # fmt: skip
+    long = _summary(tmp_path / "long", [
+        {"concurrency": 1, "itl_mean_ms": 15.0, "input_tokens_sent_mean": 512.0,
+         "output_tokens_sent_mean": 32.0}])  # fmt: skip
+    out = tmp_path / "mine.toml"
+    res = runner.invoke(sim_app, ["calibrate", str(short), str(long), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    cal = load_profile_file(out).calibration
+    assert cal["sweep"] == ("closed loop, 10 rounds, 128 input / 128 output tokens and "
+                            "512 input / 32 output tokens")  # fmt: skip
+    assert cal["holdout_split"] == "fit on c=1,4; predicted c=2 (128/128; the fit also saw 512/32)"
+    assert cal["source"] == f"{short} {long}" and load_profile_file(out).name == "short"
+
+
+def test_calibrate_refuses_a_level_given_twice(tmp_path: Path) -> None:
+    rows = [{"concurrency": 1, "itl_mean_ms": 12.0}]
+    one, two = _summary(tmp_path / "one", rows), _summary(tmp_path / "two", rows)
+    res = runner.invoke(
+        sim_app, ["calibrate", str(one), str(two), "--out", str(tmp_path / "p.toml")]
+    )
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+    assert "c=1 at 128/128 is in both" in res.stderr

@@ -4,15 +4,18 @@ The profile's model runs each level as a closed loop in virtual time (seconds, n
 minutes: no sockets, no clocks) and the levels are judged exactly as `plan` judges a
 measured run (same statistics, same C_max and users). The answer is a prediction: it carries
 the profile's own held-out error (`[calibration]`: fitted on part of its levels, how far off
-the rest came out), so nobody mistakes it for a measurement.
+the rest came out), so nobody mistakes it for a measurement, and says whether the profile was
+calibrated on the workload asked for: the held-out error covers other concurrencies of the
+lengths it saw, not another prompt or output length.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
 from servecap.core.config import SLO
 from servecap.core.summary import LevelSummary
@@ -22,6 +25,16 @@ from servecap.stats.capacity import CapacityPlan, plan_levels
 from servecap.stats.percentiles import describe
 
 PREDICTION_LABEL = "simulated (prediction, not a measurement)"
+# how `servecap sim calibrate` writes the workloads it fitted in `[calibration] sweep`
+_WORKLOAD_TEXT = re.compile(r"(\d+) input / (\d+) output tokens")
+
+
+def calibrated_workloads(calibration: Mapping[str, Any]) -> list[str]:
+    """The workloads (``"128/128"``) a profile was calibrated on; empty when it does not say."""
+    sweep = calibration.get("sweep")
+    if not isinstance(sweep, str):
+        return []
+    return [f"{p}/{o}" for p, o in _WORKLOAD_TEXT.findall(sweep)]
 
 
 class Prediction(BaseModel):
@@ -39,6 +52,25 @@ class Prediction(BaseModel):
     holdout_mape: float | None = None
     holdout_max_cell_error: float | None = None
     holdout_split: str | None = None
+    # the workloads the profile was calibrated on ("128/128"); empty: it does not say
+    calibrated_on: list[str] = []
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def other_workload(self) -> bool:
+        """True when the profile says what it was calibrated on and this workload is not."""
+        asked = f"{self.input_tokens}/{self.output_tokens}"
+        return bool(self.calibrated_on) and asked not in self.calibrated_on
+
+    def workload_note(self) -> str | None:
+        """A line for a prediction at lengths the calibration never saw, else None."""
+        if not self.other_workload:
+            return None
+        return (
+            f"calibrated on {', '.join(self.calibrated_on)} only: {self.input_tokens}/"
+            f"{self.output_tokens} is a length the fit never saw, and the held-out error "
+            "covers other concurrencies, not other lengths (calibrate on a second workload)"
+        )
 
 
 def _level(concurrency: int, done: list[Request]) -> LevelSummary:
@@ -91,6 +123,7 @@ def predict(
         holdout_mape=_number(cal.get("holdout_mape")),
         holdout_max_cell_error=_number(cal.get("holdout_max_cell_error")),
         holdout_split=split if isinstance(split, str) else None,
+        calibrated_on=calibrated_workloads(cal),
     )  # fmt: skip
 
 
@@ -102,4 +135,4 @@ def error_label(mape: float | None, worst: float | None) -> str:
     return f"held-out error {mape:.1%}{tail}"
 
 
-__all__ = ["PREDICTION_LABEL", "Prediction", "error_label", "predict"]
+__all__ = ["PREDICTION_LABEL", "Prediction", "calibrated_workloads", "error_label", "predict"]

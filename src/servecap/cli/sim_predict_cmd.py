@@ -80,6 +80,8 @@ def predict_cmd(
     console.print(f"{prof.name}: {pred.label}; {label}", **plain)  # type: ignore[arg-type]
     if pred.holdout_split:
         console.print(f"held-out error measured as: {pred.holdout_split}", **plain)  # type: ignore[arg-type]
+    if (note := pred.workload_note()) is not None:
+        console.print(f"note: {note}", **plain)  # type: ignore[arg-type]
     summaries = [LevelSummary.model_validate(row) for row in pred.levels]
     title = f"predicted {input_tokens} in / {output_tokens} out, {rounds} rounds"
     print_table(console, levels_table(title, summaries))

@@ -3,9 +3,14 @@
 Inputs: an Appendix-A style CSV (``config,concurrency,ttft_mean_ms,...``; one profile per
 config), a servecap ``summary.json`` (a JSON list of level rows), or a run directory that
 holds one. Only ``concurrency, ttft_mean_ms, itl_mean_ms, tps_mean, latency_mean_s`` are
-
 read (the P90 TTFT, ``ttft_p90_ms``, too where present: the fit matches the tail a P90
 capacity answer rests on); any of the metrics may be missing.
+
+Each level is fitted at its own workload: the prompt and output tokens a run asked for
+(``input_tokens_sent_mean``, ``output_tokens_sent_mean``; else what the server reported),
+or a CSV's ``input_tokens`` and ``output_tokens`` columns; 128/128, the seed's, where a
+source does not say. Levels of several workloads (two runs, say) make one fit, which is
+how a profile learns a prompt's fixed cost apart from its cost per token.
 
 Every fit also reports a held-out error (``holdout``): fitted on part of the levels, how far
 off the others come out. Both go into the profile's ``[calibration]`` table, with the names
@@ -36,10 +41,16 @@ from servecap.sim.fitting import default_free, fit_params
 from servecap.sim.holdout import HeldOut, error_table, holdout
 from servecap.sim.params import ModelParams
 from servecap.sim.profiles import Profile, profile_from_dict
-from servecap.sim.sweep import METRICS, TAIL_METRICS, closed_loop_sweep
+from servecap.sim.sweep import METRICS, TAIL_METRICS, by_workload, sweep_like
 from servecap.sim.tomlout import profile_to_toml
 
 COLUMNS: tuple[str, ...] = ("concurrency", *METRICS, *TAIL_METRICS)
+#: where a row's workload is read from, first found wins: what was asked for (a run's sent
+#: lengths, which is how a what-if workload is stated too), else what the server reported
+WORKLOAD_COLUMNS: dict[str, tuple[str, ...]] = {
+    "prompt_tokens": ("input_tokens", "input_tokens_sent_mean", "prompt_tokens_mean"),
+    "output_tokens": ("output_tokens", "output_tokens_sent_mean", "completion_tokens_mean"),
+}
 SEED_COMMAND = (
     "python -m servecap.sim.calibrate --seed-csv tests/data/kimi-k3-b300-appendix-a.csv "
     "--out-dir src/servecap/sim/profiles"
@@ -70,7 +81,21 @@ def _clean_row(raw: dict[str, Any], where: str) -> dict[str, float]:
         raise CalibrationInputError(f"{where}: needs a concurrency >= 1")
     if len(row) < 2:
         raise CalibrationInputError(f"{where}: has none of the columns {', '.join(METRICS)}")
+    for key, names in WORKLOAD_COLUMNS.items():
+        found = (_number(raw.get(n), f"{where} column {n}") for n in names)
+        value = next((v for v in found if v is not None), None)
+        if value is not None:
+            if value < 1:
+                raise CalibrationInputError(f"{where}: {key} must be >= 1, not {value:g}")
+            row[key] = value
     return row
+
+
+def describe_workloads(levels: list[dict[str, float]]) -> str:
+    """``"128 input / 128 output tokens"``; several workloads joined with ``" and "``."""
+    return " and ".join(
+        f"{prompt} input / {output} output tokens" for prompt, output in by_workload(levels)
+    )
 
 
 def _read_csv(path: Path) -> dict[str, list[dict[str, float]]]:
@@ -125,8 +150,8 @@ def fit(
     with_holdout: bool = True,
     rounds: int = 5,
 ) -> Profile:
-    """A profile like ``base`` with its parameters fitted to ``levels`` (128/128 tokens),
-    its ``[calibration]`` table holding the fit error and (``with_holdout``) the held-out
+    """A profile like ``base`` with its parameters fitted to ``levels`` (each at its own
+    workload), its ``[calibration]`` table holding the fit error and (``with_holdout``) the held-out
     error of the same fit on part of the levels (see ``holdout``)."""
     opts = {"max_evals": max_evals, "restarts": restarts, "seeds": seeds, "rounds": rounds}
     return fit_with_holdout(levels, base, free, name, source, with_holdout, **opts)[0]
@@ -155,12 +180,12 @@ def fit_with_holdout(
 
     fitted = base.model_copy(update={"params": fit_fn(levels), "name": name or base.name})
     fitted = profile_from_dict(tomllib.loads(profile_to_toml(fitted)))  # rounded as written
-    pred = closed_loop_sweep(fitted.params, [int(r["concurrency"]) for r in levels])
+    pred = sweep_like(fitted.params, levels)
     fit_table = error_table("fit", pred, levels)
     calibration: dict[str, str | float] = {
         "source": source,
         "fitted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "sweep": "closed loop, 10 rounds, 128 input / 128 output tokens",
+        "sweep": f"closed loop, 10 rounds, {describe_workloads(levels)}",
         "mape": fit_table["fit_mape"],
         "max_cell_error": fit_table["fit_max_cell_error"],
         "fitted": ", ".join(names),
@@ -257,4 +282,3 @@ def seed_command(args: argparse.Namespace) -> str:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-

@@ -26,6 +26,10 @@ SCALE_HELP = "Run the model this many times faster than real time (stated in /ve
 CACHE_HELP = "Prefix caching on or off (default: the profile's; the seed profiles' is off)."
 KV_HELP = "KV budget in tokens (default: the profile's); a prefix cache lives in it."
 SLOTS_HELP = "The engine's sequence slots (e.g. llama-server -np, vLLM --max-num-seqs)."
+SOURCES_HELP = (
+    "summary.json, run directories or CSVs; runs of other prompt/output lengths (e.g. 128/128 "
+    "and 512/32) make one fit that tells a prompt's fixed cost from its cost per token."
+)
 
 
 def _fail(message: str) -> NoReturn:
@@ -59,8 +63,12 @@ def _with_overrides(profile: Profile, prefix_caching: str | None, kv_budget: int
 
 
 def _serve(
-    profile_name: str, host: str, port: int, time_scale: float,
-    prefix_caching: str | None = None, kv_budget: int | None = None,
+    profile_name: str,
+    host: str,
+    port: int,
+    time_scale: float,
+    prefix_caching: str | None = None,
+    kv_budget: int | None = None,
 ) -> None:
     if not 0 <= port <= 65535:
         _fail(f"--port must be 0..65535, not {port}")
@@ -98,13 +106,16 @@ def main(
     # subcommand is handed to `serve`, and refused by the others, which take none of it.
     given = _given_options(ctx)
     if given and ctx.invoked_subcommand != "serve":
-        _fail(f"{', '.join(given)}: options of serving; `servecap sim "
-              f"{ctx.invoked_subcommand}` takes none of them")
+        _fail(
+            f"{', '.join(given)}: options of serving; `servecap sim "
+            f"{ctx.invoked_subcommand}` takes none of them"
+        )
     ctx.obj = {name: ctx.params[name] for name in given.values()}
 
 
 def _given_options(ctx: typer.Context) -> dict[str, str]:
     """Flag -> parameter name of the options given on the command line (not defaults)."""
+
     def typed(name: str) -> bool:  # by name: typer vendors its own click's enum
         source = ctx.get_parameter_source(name)
         return source is not None and source.name == "COMMANDLINE"
@@ -126,9 +137,14 @@ def serve_cmd(
     before: dict[str, Any] = ctx.obj or {}
     mine = set(_given_options(ctx).values())
     pick = {k: v for k, v in before.items() if k not in mine}  # after `serve` wins
-    _serve(pick.get("profile", profile), pick.get("host", host), pick.get("port", port),
-           pick.get("time_scale", time_scale), pick.get("prefix_caching", prefix_caching),
-           pick.get("kv_budget", kv_budget))
+    _serve(
+        pick.get("profile", profile),
+        pick.get("host", host),
+        pick.get("port", port),
+        pick.get("time_scale", time_scale),
+        pick.get("prefix_caching", prefix_caching),
+        pick.get("kv_budget", kv_budget),
+    )
 
 
 @sim_app.command("profiles")
@@ -149,6 +165,31 @@ def _pick_config(levels: dict[str, list[dict[str, float]]], config: str | None) 
     return next(iter(levels))
 
 
+def _read_sources(sources: list[Path], config: str | None) -> tuple[str, list[dict[str, float]]]:
+    """The first source's config name and every source's level rows. A level measured twice
+    (same concurrency and workload) is refused: the fit would weigh it twice, unasked."""
+    from servecap.sim.calibrate import CalibrationInputError, read_levels
+    from servecap.sim.sweep import workload_label, workload_of
+
+    names: list[str] = []
+    rows: list[dict[str, float]] = []
+    seen: dict[tuple[int, tuple[int, int]], Path] = {}
+    for source in sources:
+        try:
+            levels = read_levels(source)
+        except CalibrationInputError as exc:
+            _fail(str(exc))
+        names.append(_pick_config(levels, config))
+        for row in levels[names[-1]]:
+            key = (int(row["concurrency"]), workload_of(row))
+            if key in seen:
+                _fail(f"c={key[0]} at {workload_label(key[1])} is in both {seen[key]} and "
+                      f"{source}; give each level once")  # fmt: skip
+            seen[key] = source
+            rows.append(row)
+    return names[0], rows
+
+
 def _default_base(config: str, slots: int | None, kv_budget: int | None) -> Profile:
     """The seed deployment's base for a seed config (unless the deployment's limits are
     given), else the generic one with the given sequence slots and KV budget."""
@@ -162,7 +203,7 @@ def _default_base(config: str, slots: int | None, kv_budget: int | None) -> Prof
 
 @sim_app.command("calibrate")
 def calibrate_cmd(
-    source: Path = typer.Argument(..., help="summary.json, a run directory, or a CSV."),
+    sources: list[Path] = typer.Argument(..., help=SOURCES_HELP),
     out: Path = typer.Option(..., "--out", "-o", help="Where to write the profile (.toml)."),
     config: str | None = typer.Option(None, "--config", help="Config to fit (CSV inputs)."),
     base: str | None = typer.Option(None, "--base", help="Starting profile; " + PROFILE_HELP),
@@ -171,7 +212,7 @@ def calibrate_cmd(
     kv_budget: int | None = typer.Option(None, "--kv-budget-tokens", help=KV_HELP),
 ) -> None:
     """Fit a profile's model to measured levels; report its fit and held-out error."""
-    from servecap.sim.calibrate import CalibrationInputError, fit, read_levels, write_profile
+    from servecap.sim.calibrate import fit, write_profile
     from servecap.sim.seed_bases import GENERIC_FREE
 
     if out.suffix.lower() != ".toml":
@@ -179,17 +220,14 @@ def calibrate_cmd(
     for flag, value in (("--max-num-seqs", slots), ("--kv-budget-tokens", kv_budget)):
         if value is not None and value < 1:
             _fail(f"{flag} must be >= 1, not {value}")
-    try:
-        levels = read_levels(source)
-    except CalibrationInputError as exc:
-        _fail(str(exc))
-    chosen = _pick_config(levels, config)
+    chosen, levels = _read_sources(sources, config)
     start = _profile(base) if base else _default_base(chosen, slots, kv_budget)
     if start.params.fixed:
         _fail("the base profile has a fixed schedule; pick a step-model profile as --base")
     generic = start.deployment.engine == "unknown" and not base
     free = list(GENERIC_FREE) if generic else None
-    profile = fit(levels[chosen], start, free=free, name=name or chosen, source=str(source))
+    source = " ".join(map(str, sources))
+    profile = fit(levels, start, free=free, name=name or chosen, source=source)
     try:
         write_profile(profile, out, f"servecap sim calibrate {source} --out {out}")
     except OSError as exc:

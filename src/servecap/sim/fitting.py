@@ -3,8 +3,9 @@
 The objective is the mean squared relative error over the cells (level x metric) present in
 the target, plus a penalty on cells more than 30% off, the P90 TTFT where measured (and a
 penalty when it lands on the wrong side of the default SLO), evaluated with the pure
-closed-loop sweep. It is minimised by a bounded Nelder-Mead in the unit cube, then polished by a
-coordinate pattern search.
+closed-loop sweep of each workload the target holds (its rows' prompt and output tokens;
+the losses of several workloads are averaged, weighted by their levels). It is minimised
+by a bounded Nelder-Mead in the unit cube, then polished by a coordinate pattern search.
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from servecap.sim.params import FIT_BOUNDS, ModelParams
-from servecap.sim.sweep import METRICS, TAIL_METRICS, closed_loop_sweep, fit_errors
+from servecap.sim.sweep import (
+    METRICS,
+    TAIL_METRICS,
+    by_workload,
+    fit_errors,
+    sweep_like,
+    workload_of,
+)
 
 #: weight of the P90 TTFT cells against the mean cells (one tail cell per level vs four means)
 TAIL_WEIGHT = 1.0
@@ -152,7 +160,19 @@ def _cells(
 def loss(pred: list[dict[str, float]], target: list[dict[str, float]]) -> float:
     """Mean squared relative error of the means, a penalty for cells beyond 30%, the shape
     penalty, and (where the target has it) the P90 TTFT's squared relative error: the tail
-    is what a P90 capacity answer rests on, and it pins down how waits are spread."""
+    is what a P90 capacity answer rests on, and it pins down how waits are spread. Per
+    workload, averaged over the workloads weighted by their levels."""
+    groups = by_workload(target)
+    if len(groups) == 1:
+        return _workload_loss(pred, target)
+    total = 0.0
+    for workload, rows in groups.items():
+        same = [row for row in pred if workload_of(row) == workload]
+        total += len(rows) * _workload_loss(same, rows)
+    return total / len(target)
+
+
+def _workload_loss(pred: list[dict[str, float]], target: list[dict[str, float]]) -> float:
     cells = _cells(pred, target, METRICS)
     if cells.size == 0 or not np.all(np.isfinite(cells)):
         return math.inf
@@ -191,18 +211,16 @@ def fit_params(
     rounds: int = 5,
     max_evals: int = 120,
     restarts: int = 1,
-    tokens: int = 128,
     seeds: int = 1,
 ) -> tuple[ModelParams, float]:
     """Fit ``free`` parameters of ``base`` to the target rows; returns (params, loss).
 
-    The loss of a candidate is averaged over ``seeds`` seeded sweeps (smoother, and less
-    tuned to one random draw)."""
+    Each row is swept at its own workload (``sweep_like``). The loss of a candidate is
+    averaged over ``seeds`` seeded sweeps (smoother, and less tuned to one random draw)."""
     names = list(free) if free is not None else default_free(base)
     unknown = [n for n in names if n not in FIT_BOUNDS]
     if unknown:
         raise ValueError(f"cannot fit parameters {unknown}; fittable: {sorted(FIT_BOUNDS)}")
-    levels = sorted({int(row["concurrency"]) for row in target})
     fixed = base.model_dump()
 
     def build(u: np.ndarray) -> ModelParams:
@@ -211,10 +229,7 @@ def fit_params(
 
     def f(u: np.ndarray) -> float:
         params = build(u)
-        runs = [
-            closed_loop_sweep(params, levels, rounds, tokens, tokens, seed=100 * i)
-            for i in range(max(1, seeds))
-        ]
+        runs = [sweep_like(params, target, rounds, seed=100 * i) for i in range(max(1, seeds))]
         return float(np.mean([loss(pred, target) for pred in runs]))
 
     x = np.array([_to_unit(n, float(getattr(base, n))) for n in names])

@@ -9,6 +9,9 @@ levels and predicts the rest:
 - three levels: the middle one is left out (fit on the two ends, predict the middle);
 - one or two levels: no held-out error (nothing to predict from).
 
+With several workloads (a run at 128/128 and one at 512/32, say), the split is made on the
+workload with the most levels; the other workloads' levels all stay in the fit.
+
 Held-out levels lie between fitted ones: this is the error of interpolating a sweep, the
 question the simulator is asked most. Extrapolating beyond the highest measured level is
 not covered by it (and is less trustworthy).
@@ -22,7 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from servecap.sim.params import ModelParams
-from servecap.sim.sweep import METRICS, TAIL_METRICS, closed_loop_sweep, fit_errors
+from servecap.sim.sweep import (
+    DEFAULT_WORKLOAD,
+    METRICS,
+    TAIL_METRICS,
+    Workload,
+    by_workload,
+    fit_errors,
+    sweep_like,
+    workload_label,
+)
 
 Rows = list[dict[str, float]]
 #: fits params to rows (the calibrator's own fit, with its settings)
@@ -40,9 +52,18 @@ def split_levels(levels: Sequence[int]) -> tuple[list[int], list[int]] | None:
     return train, [c for c in ordered if c not in train]
 
 
-def describe_split(train: Sequence[int], test: Sequence[int]) -> str:
-    """``"fit on c=1,8,64; predicted c=2,4,16,32"``."""
-    return f"fit on c={','.join(map(str, train))}; predicted c={','.join(map(str, test))}"
+def describe_split(
+    train: Sequence[int], test: Sequence[int], workload: Workload = DEFAULT_WORKLOAD,
+    others: Sequence[Workload] = (),
+) -> str:  # fmt: skip
+    """``"fit on c=1,8,64; predicted c=2,4,16,32"``, with the workload where it is not
+    128/128 and the other workloads the fit also saw: ``"... (512/32; the fit also saw
+    128/128)"``."""
+    text = f"fit on c={','.join(map(str, train))}; predicted c={','.join(map(str, test))}"
+    notes = [workload_label(workload)] if workload != DEFAULT_WORKLOAD or others else []
+    if others:
+        notes.append("the fit also saw " + ", ".join(map(workload_label, others)))
+    return f"{text} ({'; '.join(notes)})" if notes else text
 
 
 def per_metric(errs: dict[str, float]) -> dict[str, float]:
@@ -66,19 +87,22 @@ class HeldOut:
     split: str  # describe_split's text
 
 
-def holdout(
-    rows: Rows, fit_fn: FitFn, prompt_tokens: int = 128, output_tokens: int = 128
-) -> HeldOut | None:
-    """Fit on the train levels and sweep the test levels; None when there are too few."""
-    split = split_levels([int(r["concurrency"]) for r in rows])
+def holdout(rows: Rows, fit_fn: FitFn) -> HeldOut | None:
+    """Fit on the train levels and sweep the test levels, each row at its own workload;
+    None when there are too few."""
+    groups = by_workload(rows)
+    workload = max(groups, key=lambda w: len({int(r["concurrency"]) for r in groups[w]}))
+    split = split_levels([int(r["concurrency"]) for r in groups[workload]])
     if split is None:
         return None
     train, test = split
-    fitted_on = [r for r in rows if int(r["concurrency"]) in train]
+    others = [w for w in groups if w != workload]
+    target = [r for r in groups[workload] if int(r["concurrency"]) in test]
+    held_out = {id(r) for r in target}
+    fitted_on = [r for r in rows if id(r) not in held_out]
     params = fit_fn(fitted_on)
-    pred = closed_loop_sweep(params, test, 10, prompt_tokens, output_tokens)
-    target = [r for r in rows if int(r["concurrency"]) in test]
-    return HeldOut(params, fitted_on, target, pred, describe_split(train, test))
+    pred = sweep_like(params, target, 10)
+    return HeldOut(params, fitted_on, target, pred, describe_split(train, test, workload, others))
 
 
 def error_table(prefix: str, pred: Rows, target: Rows) -> dict[str, float]:

@@ -6,6 +6,10 @@ means here are what a client sees from the server (up to the client's own overhe
 
 Metrics follow the project's definitions: TTFT = first token - send; ITL =
 (last - first) / (N - n_first); TPS = N / latency; latency = last token - send.
+
+A row's workload is its ``prompt_tokens`` and ``output_tokens`` (128/128, the seed's, where a
+row does not say): a sweep's rows carry theirs, and ``fit_errors`` compares a level only with
+the prediction of the same workload, so one fit can see several workloads.
 """
 
 from __future__ import annotations
@@ -24,6 +28,29 @@ SEED_LEVELS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
 METRICS: tuple[str, ...] = ("ttft_mean_ms", "itl_mean_ms", "tps_mean", "latency_mean_s")
 #: the tail the capacity answer at P90 rests on (TTFT's 90th percentile, linear, as servecap's)
 TAIL_METRICS: tuple[str, ...] = ("ttft_p90_ms",)
+#: prompt and output tokens of a row that does not say (the seed report's fixed lengths)
+DEFAULT_WORKLOAD: tuple[int, int] = (128, 128)
+Workload = tuple[int, int]
+
+
+def workload_of(row: dict[str, float]) -> Workload:
+    """(prompt tokens, output tokens) of a level row; 128/128 where it does not say."""
+    prompt = row.get("prompt_tokens", DEFAULT_WORKLOAD[0])
+    output = row.get("output_tokens", DEFAULT_WORKLOAD[1])
+    return max(1, round(prompt)), max(1, round(output))
+
+
+def by_workload(rows: Sequence[dict[str, float]]) -> dict[Workload, list[dict[str, float]]]:
+    """Rows grouped by workload, in the order each workload first appears."""
+    out: dict[Workload, list[dict[str, float]]] = {}
+    for row in rows:
+        out.setdefault(workload_of(row), []).append(row)
+    return out
+
+
+def workload_label(workload: Workload) -> str:
+    """``"512/32"``: prompt / output tokens."""
+    return f"{workload[0]}/{workload[1]}"
 
 
 @dataclass
@@ -133,7 +160,8 @@ def closed_loop_level(
         params, concurrency, rounds, prompt_tokens, output_tokens, seed, client_gap_ms,
         client_delay_ms,
     )  # fmt: skip
-    return _means(done, concurrency)
+    return {**_means(done, concurrency), "prompt_tokens": float(prompt_tokens),
+            "output_tokens": float(output_tokens)}  # fmt: skip
 
 
 def closed_loop_sweep(
@@ -145,11 +173,22 @@ def closed_loop_sweep(
     seed: int = 0,
 ) -> list[dict[str, float]]:
     """One row of means per level (keys: concurrency, ttft_mean_ms, ttft_p90_ms, itl_mean_ms,
-    tps_mean, latency_mean_s, n)."""
+    tps_mean, latency_mean_s, n, prompt_tokens, output_tokens)."""
     return [
         closed_loop_level(params, c, rounds, prompt_tokens, output_tokens, seed=seed + c)
         for c in levels
     ]
+
+
+def sweep_like(
+    params: ModelParams, rows: Sequence[dict[str, float]], rounds: int = 10, seed: int = 0
+) -> list[dict[str, float]]:
+    """The sweep that predicts ``rows``: each workload's levels at its own lengths."""
+    out: list[dict[str, float]] = []
+    for (prompt, output), group in by_workload(rows).items():
+        levels = sorted({int(row["concurrency"]) for row in group})
+        out += closed_loop_sweep(params, levels, rounds, prompt, output, seed=seed)
+    return out
 
 
 def fit_errors(
@@ -157,18 +196,24 @@ def fit_errors(
     target: list[dict[str, float]],
     metrics: Sequence[str] = METRICS,
 ) -> dict[str, float]:
-    """Absolute percentage errors per cell (``"c=8 ttft_mean_ms"``) plus ``mape`` and ``max``,
-    over ``metrics`` (the four means by default: the published fit error)."""
-    by_c = {int(row["concurrency"]): row for row in predicted}
+    """Absolute percentage errors per cell (``"c=8 ttft_mean_ms"``; ``"512/32 c=8 ..."`` for a
+    workload other than 128/128) plus ``mape`` and ``max``, over ``metrics`` (the four means by
+    default: the published fit error). A level is compared with the prediction of the same
+    concurrency and workload."""
+    by_level = {(int(row["concurrency"]), workload_of(row)): row for row in predicted}
     cells: dict[str, float] = {}
     for row in target:
-        pred = by_c.get(int(row["concurrency"]))
+        level = (int(row["concurrency"]), workload_of(row))
+        pred = by_level.get(level)
         if pred is None:
             continue
+        where = f"c={level[0]}"
+        if level[1] != DEFAULT_WORKLOAD:
+            where = f"{workload_label(level[1])} {where}"
         for key in metrics:
             want = row.get(key)
             if want is None or not math.isfinite(want) or want == 0:
                 continue
-            cells[f"c={int(row['concurrency'])} {key}"] = abs(pred[key] - want) / abs(want)
+            cells[f"{where} {key}"] = abs(pred[key] - want) / abs(want)
     values = list(cells.values()) or [math.inf]
     return {**cells, "mape": float(np.mean(values)), "max": float(np.max(values))}
