@@ -133,3 +133,28 @@ def test_results_page_starts_a_verify_run(app_factory: Any, sim: Any, tmp_path: 
     assert Path(result["source_run"]).name == sweep.name
     at = at.run()
     assert metrics(at)["Users (verified, measured)"] != "not verified"
+
+
+def test_results_page_predicts_beside_the_run(app_factory: Any, two_runs: Path,
+                                              tmp_path: Path) -> None:  # fmt: skip
+    """A profile picked on the Results page predicts the run's own levels at its lengths
+    (16 in / 8 out here), beside the measurement; a bad file is named, not a traceback."""
+    at = app_factory(two_runs)
+    at = at.sidebar.radio(key="page").set_value("Results").run()
+    before = len(at.dataframe)
+    assert "deterministic" not in at.selectbox(key="results-predict").options  # predicts nothing
+    at = at.selectbox(key="results-predict").set_value("vllm-direct").run()
+    assert not at.exception
+    # captions are Markdown-escaped (`ui.text.plain`)
+    titles = [c.value.replace("\\", "") for c in at.caption if "beside measured" in c.value]
+    assert any("profile vllm-direct at 16/8" in t and "held-out error" in t for t in titles)
+    assert any(t.startswith("Capacity predicted beside measured") for t in titles)
+    assert len(at.dataframe) == before + 2
+    table = next(d.value for d in at.dataframe if "level" in d.value.columns)
+    assert list(table["level"]) == ["1", "2"]
+    assert " / " in table.iloc[0]["TTFT mean ms (measured / predicted)"]
+    missing = tmp_path / "nope.toml"
+    at = at.text_input(key="results-predict-file").set_value(str(missing)).run()
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert any(e.startswith("profile: ") and "nope.toml" in e for e in errors), errors
+    assert not at.exception

@@ -9,19 +9,26 @@ from servecap.report import ReportModel, ReportOptions, ReportPaths
 from servecap.report import build_model as _build_model
 from servecap.report import write_report as _write_report
 from servecap.report.comparison import ComparisonSection
+from servecap.sim.profiles import Profile
 from servecap.storage.runs import Run
 
 
 def build_report(
     runs: list[Run], options: ReportOptions | None = None,
-    comparison: ComparisonSection | None = None,
+    comparison: ComparisonSection | None = None, predict_with: Profile | None = None,
 ) -> ReportModel:
     """The report as data (analysis, findings, recommendations, tables' inputs), leading
-    with `comparison` when given (`api.compare_report`).
+    with `comparison` when given (`api.compare_report`), and with `predict_with`'s
+    prediction beside each closed-loop run (`api.predict_beside`).
 
     Raises `UserInputError` for no runs, runs without summaries, or a bad `--pair`.
     """
-    return _build_model(runs, options, comparison)
+    model = _build_model(runs, options, comparison)
+    if predict_with is None:
+        return model
+    from servecap.api.predict_beside import with_predictions
+
+    return with_predictions(model, predict_with)
 
 
 def write_report(model: ReportModel, out_dir: Path) -> ReportPaths:

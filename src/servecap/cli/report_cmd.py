@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from servecap.report.comparison import ComparisonSection
     from servecap.report.model import ReportOptions
 
+PREDICT_HELP = (
+    "A calibrated simulator profile (built-in name or .toml): its prediction of each run's "
+    "levels, at the run's lengths, beside the measurement (section 12)"
+)
+
 
 def report_options(
     title: str | None, pairs: list[str], ttft_slo_ms: float, tps_slo: float,
@@ -53,16 +58,26 @@ def report(
     stat: StatOption = StatChoice(SLO_DEFAULTS.statistic),
     compare: Annotated[bool, typer.Option(
         "--compare", help="Require the runs to be comparable (same workload)")] = False,
+    predict: Annotated[str | None, typer.Option("--predict", help=PREDICT_HELP)] = None,
 ) -> None:
     """Compare runs: report.html, report.md, charts/, tables/ and results.zip in --out."""
     from servecap.api.compare_report import compared_report, report_runs
     from servecap.api.report import write_report
 
     options = report_options(title, pair or [], ttft_slo_ms, tps_slo, think_time_s, stat)
+    profile = None
+    if predict is not None:
+        from servecap.api.predict_beside import predicting_profile
+
+        profile = predicting_profile(predict)
     if not runs:
         raise UserInputError("no runs given: name run directories or folders of runs")
     loaded = report_runs(runs)
     model, section = compared_report(runs, loaded, options, require=compare)
+    if profile is not None:
+        from servecap.api.predict_beside import with_predictions
+
+        model = with_predictions(model, profile)
     paths = write_report(model, out)
     if section is not None:
         _lead_with(section, out)

@@ -9,6 +9,7 @@ from typing import Any
 from servecap.core.summary import LevelSummary
 from servecap.report import views
 from servecap.report.model import ReportModel
+from servecap.report.predicted_views import predicted_tables
 from servecap.report.server_section import scrape_lines, server_tables, timeline_figures
 from servecap.report.uncertainty import uncertainty_tables
 from servecap.stats.capacity import ttft_metric
@@ -84,6 +85,7 @@ def _views(model: ReportModel) -> dict[str, Any]:
         "capacity": [
             *(views.capacity_table(model, s) for s in ("p90", "mean")),
             *uncertainty_tables(model),
+            *predicted_tables(model.predicted),
         ],
         "consistency": views.consistency_table(model),
         "appendix": views.appendix_tables(model),

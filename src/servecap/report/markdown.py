@@ -14,6 +14,7 @@ from servecap.analysis import Finding
 from servecap.core.text import printable
 from servecap.report import views
 from servecap.report.model import ReportModel
+from servecap.report.predicted_views import predicted_tables
 from servecap.report.server_section import scrape_lines, server_tables
 from servecap.report.uncertainty import uncertainty_tables
 
@@ -124,6 +125,7 @@ def render_markdown(model: ReportModel) -> str:
         *_table(views.capacity_table(model, "p90")),
         *_table(views.capacity_table(model, "mean")),
         *(line for t in uncertainty_tables(model) for line in _table(t)),
+        *(line for t in predicted_tables(model.predicted) for line in _table(t)),
         *_findings(a.section("capacity")),
     ]
     out += _section("13. Consistency check", model, None, "consistency")

@@ -10,6 +10,7 @@ from servecap.analysis import Analysis, Finding
 from servecap.core.config import SLO
 from servecap.core.summary import LevelSummary
 from servecap.report.comparison import ComparisonSection
+from servecap.report.predicted import PredictedRun
 from servecap.report.timeline import Timeline
 
 
@@ -78,6 +79,8 @@ class ReportModel(BaseModel):
     goodput: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     # A comparison (stored, or separate runs of one workload): the report leads with it.
     comparison: ComparisonSection | None = None
+    # `--predict PROFILE`: the profile's prediction beside each closed-loop run (section 12)
+    predicted: list[PredictedRun] = Field(default_factory=list)
 
     @property
     def configs(self) -> list[str]:

@@ -11,6 +11,7 @@ from servecap.api.plan import RunCapacity, plan_runs
 from servecap.api.runs import RunIndex, scan_results
 from servecap.core.config import SLO
 from servecap.storage.run_dir import Run
+from servecap.ui.predict_panel import predict_panel
 from servecap.ui.report_view import (
     SINGLE_RUN_CHARTS,
     report_download,
@@ -141,6 +142,8 @@ def render_results_page(results: Path, slo: SLO) -> None:
     model = report_model([run], slo, title=run.name)
     if model is None:
         return
+    st.subheader("Predicted beside measured")
+    model = predict_panel(model)
     st.subheader("Charts")
     show_charts(model, "results", SINGLE_RUN_CHARTS)
     st.subheader("Findings")

@@ -1,0 +1,150 @@
+"""Predicted beside measured: sweep a profile at each reported run's own levels and lengths.
+
+For every closed-loop run of a report, the profile's model runs the run's concurrency levels
+at the run's prompt and output lengths and rounds (`api.predict`, virtual time), and the
+answer is judged on both statistics as the run was. A run measured against `servecap sim
+--time-scale S` ran S times faster than the modelled deployment, so the prediction is put on
+the run's clock (times / S, rates x S) before it is compared or judged. What comes back is
+`report.predicted`'s data; the report and the app render it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servecap.api.predict import error_label, predict
+from servecap.core.config import SLO
+from servecap.core.errors import UserInputError
+from servecap.core.summary import LevelSummary
+from servecap.report.model import ReportModel, RunMeta
+from servecap.report.predicted import COMPARED, PredictedCapacity, PredictedRun
+from servecap.sim.profiles import Profile, ProfileError, builtin_names, load_profile
+from servecap.sim.sweep import DEFAULT_WORKLOAD
+from servecap.stats.capacity import plan_levels
+
+STATISTICS = ("p90", "mean")
+
+
+def _length(config_value: Any, level_means: list[float | None]) -> int | None:
+    """A run's length: its fixed flag value, else the mean its levels sent, else None."""
+    if isinstance(config_value, int) and not isinstance(config_value, bool):
+        return config_value
+    sent = [v for v in level_means if v is not None]
+    return round(sum(sent) / len(sent)) if sent else None
+
+
+def run_workload(meta: RunMeta, levels: list[LevelSummary]) -> tuple[int, int] | None:
+    """(prompt, output) tokens of a run, as it asked for them; None when it does not say
+    (an imported table)."""
+    prompt = _length(meta.config.get("input_tokens"), [lv.input_tokens_sent_mean for lv in levels])
+    output = _length(
+        meta.config.get("output_tokens"), [lv.output_tokens_sent_mean for lv in levels]
+    )
+    return (prompt, output) if prompt is not None and output is not None else None
+
+
+def at_time_scale(row: dict[str, Any], scale: float) -> dict[str, Any]:
+    """A predicted level on the clock of a run measured at simulator time scale `scale`."""
+    if scale == 1.0:
+        return row
+    out = dict(row)
+    for key, value in row.items():
+        if not isinstance(value, int | float) or isinstance(value, bool) or key == "concurrency":
+            continue
+        if key.endswith(("_ms", "_s")):
+            out[key] = value / scale
+        elif key.startswith(("tps_", "decode_tps_")) or key in ("rps", "output_tok_s"):
+            out[key] = value * scale
+    return out
+
+
+def _predict_run(profile: Profile, model: ReportModel, meta: RunMeta) -> PredictedRun | None:
+    measured = [lv for lv in meta.levels if lv.key.is_closed and lv.concurrency is not None]
+    if not measured:
+        return None
+    recorded = run_workload(meta, measured)
+    prompt, output = recorded or DEFAULT_WORKLOAD
+    rounds = meta.config.get("rounds")
+    rounds = rounds if isinstance(rounds, int) and rounds >= 1 else 10
+    slo = model.options.slo
+    levels = [lv.concurrency for lv in measured if lv.concurrency is not None]
+    pred = predict(profile, levels, slo, prompt, output, rounds)
+    scale = meta.time_scale or 1.0
+    rows = [LevelSummary.model_validate(at_time_scale(row, scale)) for row in pred.levels]
+    by_c = {row.concurrency: row for row in rows}
+    cells = {
+        lv.concurrency: {key: (getattr(lv, key), getattr(by_c[lv.concurrency], key))
+                         for _, key, _ in COMPARED}
+        for lv in measured if lv.concurrency is not None
+    }  # fmt: skip
+    notes = [pred.workload_note()]
+    if recorded is None:
+        notes.append(f"the run does not record its lengths: predicted at {prompt}/{output}")
+    if scale != 1.0:
+        notes.append(f"predicted on the run's clock (time scale {scale:g}x)")
+    note = "; ".join(n for n in notes if n)
+    return PredictedRun(
+        config=meta.name, profile=profile.name, label=pred.label,
+        error=error_label(pred.holdout_mape, pred.holdout_max_cell_error),
+        workload=f"{prompt}/{output}", note=note or None, levels=cells,
+        capacity=[_capacity(model, meta.name, rows, slo, stat) for stat in STATISTICS],
+    )  # fmt: skip
+
+
+def _capacity(
+    model: ReportModel, config: str, rows: list[LevelSummary], slo: SLO, stat: str
+) -> PredictedCapacity:
+    plan = plan_levels(rows, slo.model_copy(update={"statistic": stat}))
+    measured = model.analysis.slo.capacity_of(stat, config)
+    return PredictedCapacity(
+        statistic=stat,
+        measured_c_max=measured.c_max if measured else None,
+        measured_users=measured.users if measured else None,
+        measured_lower_bound=bool(measured and measured.c_max_lower_bound),
+        predicted_c_max=plan.c_max, predicted_users=plan.users,
+        predicted_lower_bound=plan.c_max_lower_bound,
+    )  # fmt: skip
+
+
+def predicting_profile(name: str, what: str = "--predict") -> Profile:
+    """The profile to predict with (a built-in name or a file); an unknown one, or one with
+    a fixed schedule (it models no deployment), is a `UserInputError` naming `what`."""
+    try:
+        profile = load_profile(name)
+    except ProfileError as exc:
+        raise UserInputError(f"{what}: {exc}") from None
+    if profile.params.fixed:
+        raise UserInputError(f"{what}: profile {profile.name} has a fixed schedule: "
+                             "it predicts nothing")  # fmt: skip
+    return profile
+
+
+def predicting_profiles() -> list[str]:
+    """The built-in profiles that can predict (every one with a step model)."""
+    return [name for name in builtin_names() if not load_profile(name).params.fixed]
+
+
+def predict_beside(profile: Profile, model: ReportModel) -> list[PredictedRun]:
+    """The profile's prediction beside every closed-loop run of the report."""
+    out = [_predict_run(profile, model, meta) for meta in model.runs]
+    return [run for run in out if run is not None]
+
+
+def with_predictions(model: ReportModel, profile: Profile) -> ReportModel:
+    """The report with the profile's predictions beside its runs, and a methodology row
+    saying which profile predicted them and how far it is to be trusted."""
+    predicted = predict_beside(profile, model)
+    if predicted:
+        how = f"profile {profile.name}: {predicted[0].label}; {predicted[0].error}"
+    else:
+        how = f"profile {profile.name}: no closed-loop run to predict"
+    row = ("Predicted beside measured", how)
+    return model.model_copy(
+        update={"predicted": predicted, "methodology": [*model.methodology, row]}
+    )
+
+
+__all__ = [
+    "at_time_scale", "predict_beside", "predicting_profile", "predicting_profiles",
+    "run_workload", "with_predictions",
+]  # fmt: skip

@@ -1,0 +1,119 @@
+"""Predicted beside measured: a profile's answer for each reported run's own levels and lengths."""
+
+from __future__ import annotations
+
+import glob
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from servecap.api.predict_beside import at_time_scale
+from servecap.api.report import ReportOptions, build_report, write_report
+from servecap.cli.main import app
+from servecap.report.predicted import PredictedRun
+from servecap.sim.params import ModelParams
+from servecap.sim.profiles import Profile, load_profile
+from servecap.sim.runner import start_server_process
+from servecap.sim.tomlout import profile_to_toml
+from servecap.storage.runs import load_runs
+
+MEANS = ("ttft_mean_ms", "itl_mean_ms", "tps_mean", "latency_mean_s")
+
+
+def _mean_error(run: PredictedRun, keys: tuple[str, ...]) -> float:
+    cells = [run.levels[c][k] for c in run.levels for k in keys]
+    return float(np.mean([abs(p - m) / m for m, p in cells if m and p is not None]))
+
+
+def test_the_seed_run_beside_its_own_profile(seed_run_dirs: list[Path]) -> None:
+    """vllm-direct's seed table beside the profile fitted to it: the measured cells are the
+    table's, and their error is the profile's published fit error (the same sweep)."""
+    profile = load_profile("vllm-direct")
+    model = build_report(load_runs(seed_run_dirs), ReportOptions(), predict_with=profile)
+    assert [r.config for r in model.predicted] == ["vllm-direct", "vllm-spec", "sglang-direct",
+                                                   "sglang-spec"]  # fmt: skip
+    own = model.predicted[0]
+    assert own.levels[8]["ttft_mean_ms"][0] == 388.0 and own.levels[64]["tps_mean"][0] == 27.49
+    fit = float(profile.calibration["mape"])
+    assert _mean_error(own, MEANS) == pytest.approx(fit, abs=0.002)
+    p90 = next(cap for cap in own.capacity if cap.statistic == "p90")
+    assert (p90.measured_c_max, p90.measured_users) == (32, 427)
+    assert p90.predicted_c_max == 32  # the profile was fitted to hold the seed's C_max
+    assert own.note == "the run does not record its lengths: predicted at 128/128"
+    assert "held-out error 10.6%" in own.error and own.label.startswith("simulated")
+    # another deployment's table beside this profile is far off: the table says so
+    assert _mean_error(model.predicted[3], MEANS) > 3 * _mean_error(own, MEANS)
+    assert ("Predicted beside measured", f"profile vllm-direct: {own.label}; {own.error}") in (
+        model.methodology
+    )
+
+
+def test_the_report_files_show_the_tables(seed_run_dirs: list[Path], tmp_path: Path) -> None:
+    model = build_report(load_runs(seed_run_dirs[:1]), ReportOptions(),
+                         predict_with=load_profile("vllm-direct"))  # fmt: skip
+    paths = write_report(model, tmp_path / "R")
+    md = paths.markdown.read_text()
+    assert "**Predicted beside measured: vllm-direct and profile vllm-direct at 128/128" in md
+    assert "| 8 | 388.0 / " in md  # measured / predicted (error) per cell
+    assert "**Capacity predicted beside measured: vllm-direct" in md
+    html = paths.html.read_text()
+    assert "Predicted beside measured: vllm-direct and profile vllm-direct" in html
+    # without --predict there is no such table
+    plain = write_report(build_report(load_runs(seed_run_dirs[:1])), tmp_path / "P")
+    assert "Predicted beside measured" not in plain.markdown.read_text()
+
+
+def test_a_prediction_goes_on_a_fast_simulator_s_clock() -> None:
+    row = {"concurrency": 4, "ttft_mean_ms": 100.0, "latency_mean_s": 2.0, "tps_mean": 50.0,
+           "rps": 1.0, "n_requests": 40}  # fmt: skip
+    fast = at_time_scale(row, 4.0)
+    assert fast == {"concurrency": 4, "ttft_mean_ms": 25.0, "latency_mean_s": 0.5,
+                    "tps_mean": 200.0, "rps": 4.0, "n_requests": 40}  # fmt: skip
+    assert at_time_scale(row, 1.0) is row
+
+
+def test_a_bad_profile_is_refused_before_anything_is_written(
+    seed_run_dirs: list[Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "R"
+    for name, needle in (("no-such-profile", "--predict"), ("deterministic", "fixed schedule")):
+        res = CliRunner().invoke(app, ["report", str(seed_run_dirs[0]), "--out", str(out),
+                                       "--predict", name])  # fmt: skip
+        assert res.exit_code == 2 and needle in res.stderr, res.output
+        assert res.stderr.count("\n") == 1 and not out.exists()
+
+
+@pytest.mark.timeout(120)
+def test_a_real_run_beside_the_profile_that_served_it(tmp_path: Path) -> None:
+    """A real sweep (the client, loopback HTTP) of a profile served at 4x, at 512/32, then
+    `report --predict` with the same profile: the prediction is put on the run's clock and
+    at the run's lengths, so it lands near the measurement (at 128/128 or on the model's
+    clock it would be far off)."""
+    params = ModelParams(step_base_ms=20.0, decode_ms_per_seq=2.0, prefill_ms_per_token=0.2,
+                         idle_window_ms=0.0)  # fmt: skip
+    profile = Profile(name="steps", params=params)
+    path = tmp_path / "steps.toml"
+    path.write_text(profile_to_toml(profile))
+    with start_server_process(str(path), time_scale=4.0) as sim:
+        cmd = [sys.executable, "-m", "servecap.cli.main", "run", "--base-url", sim.base_url,
+               "--concurrency", "1,4", "--rounds", "3", "--input-tokens", "512",
+               "--output-tokens", "32", "--out", str(tmp_path / "runs"),
+               "--name", "steps"]  # fmt: skip
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+    assert done.returncode == 0, done.stderr[-2000:]
+    run_dir = Path(glob.glob(str(tmp_path / "runs" / "steps-*"))[0])
+    res = CliRunner().invoke(app, ["report", str(run_dir), "--out", str(tmp_path / "R"),
+                                   "--predict", str(path)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    model = build_report(load_runs([run_dir]), predict_with=profile)
+    (run,) = model.predicted
+    assert run.workload == "512/32" and "time scale 4x" in str(run.note)
+    # TTFT at 512 tokens is mostly prefill (0.2 ms a token): at 128 it would be a third
+    assert _mean_error(run, ("ttft_mean_ms", "itl_mean_ms", "latency_mean_s")) < 0.3
+    assert "Predicted beside measured: steps and profile steps at 512/32" in (
+        (tmp_path / "R" / "report.md").read_text().replace("\\", "")
+    )
