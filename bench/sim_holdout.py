@@ -13,7 +13,9 @@ and the profile it makes predicts c = 2, 4, 16 and 32:
     python bench/sim_holdout.py --cmax          # each committed seed profile swept with 10
                                                 # rounds through `servecap run` + plan: its
                                                 # P90 C_max against the seed's
-    python bench/sim_holdout.py --engine        # the llama-server proof (tests/engines)
+    python bench/sim_holdout.py --engine        # the llama-server proof (tests/engines),
+                                                # and the same runs calibrated on two
+                                                # workloads (128/128 + 512/32 at c=1)
 
 Errors are mean absolute relative errors over cells (level x TTFT, ITL, TPS and latency
 means); "worst" is the largest cell. Numbers measured on a loaded machine say so.
@@ -129,7 +131,17 @@ def engine() -> None:
     binary = procs.llama_server_binary(build=True)
     assert binary is not None
     with tempfile.TemporaryDirectory(prefix="sim-proof-") as tmp:
-        print(sim_proof.table(sim_proof.run_proof(binary, ensure_model().gguf, Path(tmp))))
+        proof = sim_proof.run_proof(binary, ensure_model().gguf, Path(tmp))
+        print(sim_proof.table(proof))
+        print("\nwhat a second workload in the calibration buys (same measurements; mean error"
+              " over what neither profile saw):")
+        print(f"{'group':<24} {'128/128 only':>13} {'+ 512/32 c=1':>13}")
+        for group, one, both in sim_proof.two_workloads(proof, Path(tmp)):
+            print(f"{group:<24} {one:>13.1%} {both:>13.1%}")
+        for name in ("llama-tiny", "llama-tiny-two"):
+            params = load_profile(str(Path(tmp) / f"{name}.toml")).params
+            print(f"{name}: a prompt costs {params.prefill_step_ms:.1f} ms a step + "
+                  f"{params.prefill_ms_per_token:.3f} ms a token")
 
 
 def main() -> None:

@@ -7,6 +7,11 @@ longer prompts and shorter outputs) and compare each with `servecap sim predict`
 Last, the calibration levels are measured once more: how far the engine reproduces its own
 numbers on this machine, a floor no prediction can beat.
 Shared by tests/engines/test_sim_proof.py and bench/sim_holdout.py.
+
+`two_workloads` (the bench's `--engine`) reuses the same measurements to show what a second
+workload in the calibration buys: the 128/128 levels plus the 512/32 run's c=1 make a second
+profile, and both profiles predict what neither saw (128/128 at the other levels, 512/32 at
+c=4).
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ class Proof:
     profile: Profile
     cells: list[Cell] = field(default_factory=list)
     wall_s: float = 0.0
+    runs: dict[str, Path] = field(default_factory=dict)  # what was measured, by sweep name
 
     def group(self, workload: str) -> list[Cell]:
         return [c for c in self.cells if c.workload == workload]
@@ -100,11 +106,12 @@ def sweep(
     return run_dir
 
 
-def calibrate(run_dir: Path, out: Path) -> Profile:
-    """`servecap sim calibrate RUN --max-num-seqs 8`: the profile it writes."""
+def calibrate(run_dir: Path | Sequence[Path], out: Path) -> Profile:
+    """`servecap sim calibrate RUN... --max-num-seqs 8`: the profile it writes."""
     kv = procs.SLOTS * CTX_PER_SLOT
+    dirs = [run_dir] if isinstance(run_dir, Path) else list(run_dir)
     result = servecap(
-        "sim", "calibrate", str(run_dir), "--out", str(out), "--name", "llama-tiny",
+        "sim", "calibrate", *map(str, dirs), "--out", str(out), "--name", "llama-tiny",
         "--max-num-seqs", str(procs.SLOTS), "--kv-budget-tokens", str(kv), timeout_s=900,
     )  # fmt: skip
     if result.returncode != 0:
@@ -154,12 +161,42 @@ def run_proof(binary: Path, gguf: Path, tmp: Path) -> Proof:
         eng.stop()
     prof_path = tmp / "llama-tiny.toml"
     proof = Proof(calibrate(cal_run, prof_path))
+    proof.runs = {"calibrate": cal_run, "other-levels": other_run, "second": second_run}
     proof.cells += compare("128/128 other levels",
                            predicted(prof_path, OTHER_LEVELS, 128, 128), other_run)  # fmt: skip
     proof.cells += compare(f"{inp}/{outp}", predicted(prof_path, levels, inp, outp), second_run)
     proof.cells += compare(REPEAT, read_json(cal_run / "summary.json"), repeat_run)
     proof.wall_s = time.monotonic() - started
     return proof
+
+
+def subset(run_dir: Path, out: Path, levels: Sequence[int]) -> Path:
+    """A run directory holding only ``levels`` of ``run_dir``'s summary (as measured)."""
+    rows = [r for r in read_json(run_dir / "summary.json") if int(r["concurrency"]) in levels]
+    out.mkdir(parents=True)
+    (out / "summary.json").write_text(json.dumps(rows), encoding="utf-8")
+    return out
+
+
+def two_workloads(proof: Proof, tmp: Path) -> list[tuple[str, float, float]]:
+    """(group, mean error of the 128/128 profile, of the 128/128 + 512/32 c=1 profile) over
+    what neither profile saw."""
+    inp, outp, levels = SECOND
+    seen, unseen = levels[:1], levels[1:]
+    both = tmp / "llama-tiny-two.toml"
+    calibrate([proof.runs["calibrate"], subset(proof.runs["second"], tmp / "seen", seen)], both)
+    rest = subset(proof.runs["second"], tmp / "unseen", unseen)
+    out = []
+    for group, run_dir, (i, o, lv) in (
+        ("128/128 other levels", proof.runs["other-levels"], (128, 128, OTHER_LEVELS)),
+        (f"{inp}/{outp} c={','.join(map(str, unseen))}", rest, (inp, outp, unseen)),
+    ):
+        errors = []
+        for profile in (tmp / "llama-tiny.toml", both):
+            cells = compare(group, predicted(profile, lv, i, o), run_dir)
+            errors.append(sum(c.error for c in cells) / len(cells))
+        out.append((group, errors[0], errors[1]))
+    return out
 
 
 def table(proof: Proof) -> str:
