@@ -27,6 +27,11 @@ LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 SLOTS = 8
 CTX_PER_SLOT = 512
 CB_NUM_BLOCKS = 256
+# transformers sizes its batch buffers for 8192 tokens a step by default (4.0 GB here) and
+# checks them against the NUMA node's memory, which a VM may report far below the machine's
+# (6.1 of 24 GB seen): the worker then dies on the first request. 2048 holds the tests' biggest
+# step (8 prompts of 128 tokens and their chat template) whole.
+CB_MAX_BATCH_TOKENS = 2048
 
 
 def free_port() -> int:
@@ -146,7 +151,8 @@ def transformers_serve(hf_dir: Path, log_dir: Path) -> Engine:
     port = free_port()
     argv = [
         exe, "serve", str(hf_dir), "--host", "127.0.0.1", "--port", str(port),
-        "--continuous-batching", "--cb-num-blocks", str(CB_NUM_BLOCKS), "--device", "cpu",
+        "--continuous-batching", "--cb-num-blocks", str(CB_NUM_BLOCKS),
+        "--cb-max-batch-tokens", str(CB_MAX_BATCH_TOKENS), "--device", "cpu",
     ]
     env = {"OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     return Engine("transformers-serve", argv, port, log_dir / "transformers-serve.log",
