@@ -63,12 +63,8 @@ def _with_overrides(profile: Profile, prefix_caching: str | None, kv_budget: int
 
 
 def _serve(
-    profile_name: str,
-    host: str,
-    port: int,
-    time_scale: float,
-    prefix_caching: str | None = None,
-    kv_budget: int | None = None,
+    profile_name: str, host: str, port: int, time_scale: float,
+    prefix_caching: str | None = None, kv_budget: int | None = None,
 ) -> None:
     if not 0 <= port <= 65535:
         _fail(f"--port must be 0..65535, not {port}")
@@ -106,16 +102,13 @@ def main(
     # subcommand is handed to `serve`, and refused by the others, which take none of it.
     given = _given_options(ctx)
     if given and ctx.invoked_subcommand != "serve":
-        _fail(
-            f"{', '.join(given)}: options of serving; `servecap sim "
-            f"{ctx.invoked_subcommand}` takes none of them"
-        )
+        _fail(f"{', '.join(given)}: options of serving; `servecap sim "
+              f"{ctx.invoked_subcommand}` takes none of them")
     ctx.obj = {name: ctx.params[name] for name in given.values()}
 
 
 def _given_options(ctx: typer.Context) -> dict[str, str]:
     """Flag -> parameter name of the options given on the command line (not defaults)."""
-
     def typed(name: str) -> bool:  # by name: typer vendors its own click's enum
         source = ctx.get_parameter_source(name)
         return source is not None and source.name == "COMMANDLINE"
@@ -137,14 +130,9 @@ def serve_cmd(
     before: dict[str, Any] = ctx.obj or {}
     mine = set(_given_options(ctx).values())
     pick = {k: v for k, v in before.items() if k not in mine}  # after `serve` wins
-    _serve(
-        pick.get("profile", profile),
-        pick.get("host", host),
-        pick.get("port", port),
-        pick.get("time_scale", time_scale),
-        pick.get("prefix_caching", prefix_caching),
-        pick.get("kv_budget", kv_budget),
-    )
+    _serve(pick.get("profile", profile), pick.get("host", host), pick.get("port", port),
+           pick.get("time_scale", time_scale), pick.get("prefix_caching", prefix_caching),
+           pick.get("kv_budget", kv_budget))
 
 
 @sim_app.command("profiles")
