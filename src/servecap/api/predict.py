@@ -11,30 +11,21 @@ lengths it saw, not another prompt or output length.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, computed_field
 
 from servecap.core.config import SLO
+from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary
-from servecap.sim.profiles import Profile
+from servecap.sim.calibrate import calibrated_workloads
+from servecap.sim.profiles import Profile, ProfileError, load_profile
 from servecap.sim.sweep import Request, closed_loop_requests
 from servecap.stats.capacity import CapacityPlan, plan_levels
 from servecap.stats.percentiles import describe
 
 PREDICTION_LABEL = "simulated (prediction, not a measurement)"
-# how `servecap sim calibrate` writes the workloads it fitted in `[calibration] sweep`
-_WORKLOAD_TEXT = re.compile(r"(\d+) input / (\d+) output tokens")
-
-
-def calibrated_workloads(calibration: Mapping[str, Any]) -> list[str]:
-    """The workloads (``"128/128"``) a profile was calibrated on; empty when it does not say."""
-    sweep = calibration.get("sweep")
-    if not isinstance(sweep, str):
-        return []
-    return [f"{p}/{o}" for p, o in _WORKLOAD_TEXT.findall(sweep)]
 
 
 class Prediction(BaseModel):
@@ -127,6 +118,21 @@ def predict(
     )  # fmt: skip
 
 
+def predicting_profile(name: str, what: str = "") -> Profile:
+    """The profile to predict with (a built-in name or a file). An unknown one, or one with
+    a fixed schedule (it models no deployment), is a `UserInputError`, its message led by
+    `what` (the flag or field that named it) when given."""
+    lead = f"{what}: " if what else ""
+    try:
+        profile = load_profile(name)
+    except ProfileError as exc:
+        raise UserInputError(f"{lead}{exc}") from None
+    if profile.params.fixed:
+        raise UserInputError(f"{lead}profile {profile.name} has a fixed schedule: "
+                             "it predicts nothing")  # fmt: skip
+    return profile
+
+
 def error_label(mape: float | None, worst: float | None) -> str:
     """``"held-out error 7.1% (worst cell 24%)"``, or says there is none."""
     if mape is None:
@@ -135,4 +141,4 @@ def error_label(mape: float | None, worst: float | None) -> str:
     return f"held-out error {mape:.1%}{tail}"
 
 
-__all__ = ["PREDICTION_LABEL", "Prediction", "calibrated_workloads", "error_label", "predict"]
+__all__ = ["PREDICTION_LABEL", "Prediction", "error_label", "predict", "predicting_profile"]

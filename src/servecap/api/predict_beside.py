@@ -14,11 +14,10 @@ from typing import Any
 
 from servecap.api.predict import error_label, predict
 from servecap.core.config import SLO
-from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary
 from servecap.report.model import ReportModel, RunMeta
 from servecap.report.predicted import COMPARED, PredictedCapacity, PredictedRun
-from servecap.sim.profiles import Profile, ProfileError, builtin_names, load_profile
+from servecap.sim.profiles import Profile, builtin_names, load_profile
 from servecap.sim.sweep import DEFAULT_WORKLOAD
 from servecap.stats.capacity import plan_levels
 
@@ -106,19 +105,6 @@ def _capacity(
     )  # fmt: skip
 
 
-def predicting_profile(name: str, what: str = "--predict") -> Profile:
-    """The profile to predict with (a built-in name or a file); an unknown one, or one with
-    a fixed schedule (it models no deployment), is a `UserInputError` naming `what`."""
-    try:
-        profile = load_profile(name)
-    except ProfileError as exc:
-        raise UserInputError(f"{what}: {exc}") from None
-    if profile.params.fixed:
-        raise UserInputError(f"{what}: profile {profile.name} has a fixed schedule: "
-                             "it predicts nothing")  # fmt: skip
-    return profile
-
-
 def predicting_profiles() -> list[str]:
     """The built-in profiles that can predict (every one with a step model)."""
     return [name for name in builtin_names() if not load_profile(name).params.fixed]
@@ -145,6 +131,6 @@ def with_predictions(model: ReportModel, profile: Profile) -> ReportModel:
 
 
 __all__ = [
-    "at_time_scale", "predict_beside", "predicting_profile", "predicting_profiles",
+    "at_time_scale", "predict_beside", "predicting_profiles",
     "run_workload", "with_predictions",
 ]  # fmt: skip

@@ -67,9 +67,9 @@ def report(
     options = report_options(title, pair or [], ttft_slo_ms, tps_slo, think_time_s, stat)
     profile = None
     if predict is not None:
-        from servecap.api.predict_beside import predicting_profile
+        from servecap.api.predict import predicting_profile
 
-        profile = predicting_profile(predict)
+        profile = predicting_profile(predict, what="--predict")
     if not runs:
         raise UserInputError("no runs given: name run directories or folders of runs")
     loaded = report_runs(runs)

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from servecap.api.predict import Prediction, error_label, predict
+from servecap.api.predict import Prediction, error_label, predict, predicting_profile
 from servecap.cli.common import (
     SLO_DEFAULTS,
     StatChoice,
@@ -26,7 +26,6 @@ from servecap.cli.common import (
 from servecap.cli.tables import levels_table, print_table
 from servecap.core.config import parse_levels
 from servecap.core.summary import LevelSummary
-from servecap.sim.profiles import ProfileError, load_profile
 
 DEFAULT_LEVELS = "1,2,4,8,16,32,64"
 
@@ -64,12 +63,7 @@ def predict_cmd(
             raise fail_input(f"invalid {flag} {value}: must be >= 1")
     levels = parse_levels(concurrency)
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
-    try:
-        prof = load_profile(profile)
-    except ProfileError as exc:
-        raise fail_input(str(exc)) from None
-    if prof.params.fixed:
-        raise fail_input(f"profile {prof.name} has a fixed schedule: it predicts nothing")
+    prof = predicting_profile(profile)
     pred = predict(prof, levels, slo, input_tokens, output_tokens, rounds)
     if format == "json":
         print(pred.model_dump_json(indent=2))

@@ -31,9 +31,10 @@ import argparse
 import csv
 import json
 import math
+import re
 import time
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,10 +93,23 @@ def _clean_row(raw: dict[str, Any], where: str) -> dict[str, float]:
 
 
 def describe_workloads(levels: list[dict[str, float]]) -> str:
-    """``"128 input / 128 output tokens"``; several workloads joined with ``" and "``."""
+    """``"128 input / 128 output tokens"``; several workloads joined with ``" and "``
+    (``calibrated_workloads`` reads it back)."""
     return " and ".join(
         f"{prompt} input / {output} output tokens" for prompt, output in by_workload(levels)
     )
+
+
+_WORKLOAD_TEXT = re.compile(r"(\d+) input / (\d+) output tokens")
+
+
+def calibrated_workloads(calibration: Mapping[str, Any]) -> list[str]:
+    """The workloads (``"128/128"``) a profile's ``[calibration] sweep`` names (every seed
+    profile's does); empty when it says none."""
+    sweep = calibration.get("sweep")
+    if not isinstance(sweep, str):
+        return []
+    return [f"{p}/{o}" for p, o in _WORKLOAD_TEXT.findall(sweep)]
 
 
 def _read_csv(path: Path) -> dict[str, list[dict[str, float]]]:
