@@ -71,8 +71,11 @@ def test_counters_equal_what_the_client_received(outcome: RunOutcome) -> None:
 
 def test_levels_see_the_queue_only_when_it_exists(outcome: RunOutcome) -> None:
     c1, c4 = outcome.levels
-    assert c1.server_waiting_max == 0 and c1.server_running_max == 1
-    assert c4.server_running_max == 2 and (c4.server_waiting_max or 0) >= 1  # 2 slots, 4 streams
+    # one stream: at most its one request, which a scrape may catch in the moment between
+    # its arrival and the engine admitting it (seen beside a CPU hog: waiting 1); a queue
+    # of two or more only where 4 streams share 2 slots
+    assert (c1.server_waiting_max or 0) <= 1 and c1.server_running_max == 1
+    assert c4.server_running_max == 2 and (c4.server_waiting_max or 0) >= 2
     assert 0 < (c4.server_spec_acceptance or 0) < 1
     assert c4.server_spec_accept_length == pytest.approx(1 + 3 * c4.server_spec_acceptance)
 
