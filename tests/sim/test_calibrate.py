@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 
 from servecap.sim.calibrate import CalibrationInputError, fit, read_levels, write_profile
+from servecap.sim.calibrate import main as calibrate_main
 from servecap.sim.fitting import fit_params, nelder_mead, pattern_search
 from servecap.sim.params import ModelParams
 from servecap.sim.profiles import Profile, load_profile_file
 from servecap.sim.sweep import closed_loop_sweep, fit_errors
+from tests.seed_data import SEED_CSV
 
 
 def test_nelder_mead_finds_a_bowl_minimum() -> None:
@@ -189,3 +191,33 @@ def test_a_run_s_lengths_are_read_and_said_in_the_profile(tmp_path: Path) -> Non
     assert prof.calibration["sweep"] == "closed loop, 10 rounds, 512 input / 32 output tokens"
     assert prof.params.prefill_ms_per_token == pytest.approx(0.3, rel=0.15)
     assert str(prof.calibration["holdout_split"]) == "fit on c=1,4; predicted c=2 (512/32)"
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--seed-csv", "{tmp}/none.csv", "--out-dir", "{tmp}/p"], "none.csv: no such file"),
+    (["--seed-csv", "{seed}", "--out-dir", "{tmp}/a-file/p"], "cannot write profiles to"),
+    (["--seed-csv", "{seed}", "--out-dir", "{tmp}/p", "--only", "vllm-dirct"],
+     "--only vllm-dirct: not a seed deployment"),
+])  # fmt: skip
+def test_seed_refit_refuses_bad_input_before_fitting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+) -> None:
+    """The seed refit runs for many minutes: bad input must fail at once, in one line (it
+    used to fit for eleven minutes and then die on a missing --out-dir)."""
+    (tmp_path / "a-file").write_text("")
+    argv = [a.format(tmp=tmp_path, seed=SEED_CSV) for a in args]
+    with pytest.raises(SystemExit) as exit_info:
+        calibrate_main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "p").exists()
+
+
+def test_seed_refit_makes_its_output_folders(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "profiles"
+    argv = ["--seed-csv", str(SEED_CSV), "--out-dir", str(out), "--only", "sglang-direct",
+            "--evals", "1", "--rounds", "1"]  # fmt: skip
+    assert calibrate_main(argv) == 0
+    assert (out / "sglang-direct.toml").is_file()
+    assert (tmp_path / "new" / "holdout_fits" / "sglang-direct.toml").is_file()

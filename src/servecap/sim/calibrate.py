@@ -257,7 +257,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--holdout-dir", default=None, help=where)
     args = ap.parse_args(argv)
     holdout_dir = Path(args.holdout_dir or Path(args.out_dir).parent / "holdout_fits")
-    levels = read_levels(args.seed_csv)
+    # bad input fails here, in one line, not after minutes of fitting
+    unknown = sorted(set(args.only or ()) - set(seed_bases()))
+    if unknown:
+        ap.exit(2, f"{ap.prog}: error: --only {', '.join(unknown)}: not a seed deployment "
+                   f"(one of {', '.join(seed_bases())})\n")
+    try:
+        levels = read_levels(args.seed_csv)
+        for folder in (Path(args.out_dir), holdout_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+    except CalibrationInputError as exc:
+        ap.exit(2, f"{ap.prog}: error: {exc}\n")
+    except OSError as exc:
+        ap.exit(2, f"{ap.prog}: error: cannot write profiles to {exc.filename}: {exc.strerror}\n")
     how = seed_command(args)
     for config, base in seed_bases().items():
         if (args.only and config not in args.only) or config not in levels:
@@ -273,7 +285,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         write_profile(profile, Path(args.out_dir) / f"{config}.toml", how)
         if held is not None:
-            holdout_dir.mkdir(parents=True, exist_ok=True)
             write_profile(holdout_profile(profile, held), holdout_dir / f"{config}.toml", how)
         cal = profile.calibration
         print(
