@@ -125,3 +125,41 @@ def test_calibrate_refuses_a_level_given_twice(tmp_path: Path) -> None:
     )
     assert res.exit_code == 2 and res.stderr.count("\n") == 1
     assert "c=1 at 128/128 is in both" in res.stderr
+
+
+def test_calibrate_refuses_an_unwritable_out_before_fitting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fit can take minutes: an --out that cannot be written fails before it, not after
+    (it used to fit, then say "cannot write")."""
+    from servecap.sim import calibrate
+
+    def no_fit(*args: object, **kwargs: object) -> object:
+        raise AssertionError("fitted before checking --out")
+
+    monkeypatch.setattr(calibrate, "fit", no_fit)
+    summary = _summary(tmp_path / "run", [{"concurrency": 1, "itl_mean_ms": 12.0}])
+    (tmp_path / "a-file").write_text("")
+    (tmp_path / "a-folder.toml").mkdir()
+    for out, needle in ((tmp_path / "a-file" / "p.toml", "is not a directory"),
+                        (tmp_path / "a-folder.toml", "must be a .toml file")):  # fmt: skip
+        res = runner.invoke(sim_app, ["calibrate", str(summary), "--out", str(out)])
+        assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+        assert needle in res.stderr
+
+
+def test_calibrate_makes_the_out_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from servecap.sim import calibrate
+
+    real_fit = calibrate.fit
+
+    def quick_fit(*args: object, **kwargs: object) -> object:
+        return real_fit(*args, **{**kwargs, "free": ["step_base_ms"], "max_evals": 5})  # type: ignore[arg-type]
+
+    monkeypatch.setattr(calibrate, "fit", quick_fit)
+    summary = _summary(tmp_path / "run", [{"concurrency": 1, "itl_mean_ms": 12.0}])
+    out = tmp_path / "profiles" / "new" / "p.toml"
+    res = runner.invoke(sim_app, ["calibrate", str(summary), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert load_profile_file(out).calibration["mape"] is not None
+    assert sorted(p.name for p in out.parent.iterdir()) == ["p.toml"]  # no probe left behind

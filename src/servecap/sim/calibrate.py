@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import errno
 import json
 import math
 import re
@@ -228,6 +229,18 @@ def holdout_profile(profile: Profile, held: HeldOut) -> Profile:
     )  # fmt: skip
 
 
+def make_writable_folder(folder: Path) -> None:
+    """Make ``folder`` (and its parents) and prove a file can be written in it; raises
+    OSError. Called before a fit, so a bad output path fails at once, not after it."""
+    for part in (folder, *folder.parents):
+        if part.exists() and not part.is_dir():  # mkdir would say "File exists"
+            raise NotADirectoryError(errno.ENOTDIR, f"{part} is not a directory", str(part))
+    folder.mkdir(parents=True, exist_ok=True)
+    probe = folder / ".servecap-write-test"
+    probe.write_bytes(b"ok")
+    probe.unlink()
+
+
 def write_profile(profile: Profile, path: str | Path, how: str = "") -> None:
     """Write ``profile`` as TOML with a header saying how it was made."""
     cal = profile.calibration
@@ -265,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         levels = read_levels(args.seed_csv)
         for folder in (Path(args.out_dir), holdout_dir):
-            folder.mkdir(parents=True, exist_ok=True)
+            make_writable_folder(folder)
     except CalibrationInputError as exc:
         ap.exit(2, f"{ap.prog}: error: {exc}\n")
     except OSError as exc:

@@ -200,11 +200,11 @@ def calibrate_cmd(
     kv_budget: int | None = typer.Option(None, "--kv-budget-tokens", help=KV_HELP),
 ) -> None:
     """Fit a profile's model to measured levels; report its fit and held-out error."""
-    from servecap.sim.calibrate import fit, write_profile
+    from servecap.sim.calibrate import fit, make_writable_folder, write_profile
     from servecap.sim.seed_bases import GENERIC_FREE
 
-    if out.suffix.lower() != ".toml":
-        _fail(f"--out must end in .toml, not {out.name!r}")
+    if out.suffix.lower() != ".toml" or out.is_dir():
+        _fail(f"--out must be a .toml file, not {out.name!r}")
     for flag, value in (("--max-num-seqs", slots), ("--kv-budget-tokens", kv_budget)):
         if value is not None and value < 1:
             _fail(f"{flag} must be >= 1, not {value}")
@@ -212,6 +212,10 @@ def calibrate_cmd(
     start = _profile(base) if base else _default_base(chosen, slots, kv_budget)
     if start.params.fixed:
         _fail("the base profile has a fixed schedule; pick a step-model profile as --base")
+    try:  # before the fit, which can take minutes
+        make_writable_folder(out.parent)
+    except OSError as exc:
+        _fail(f"cannot write {out}: {exc.strerror or exc}")
     generic = start.deployment.engine == "unknown" and not base
     free = list(GENERIC_FREE) if generic else None
     source = " ".join(map(str, sources))
