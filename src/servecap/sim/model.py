@@ -310,9 +310,7 @@ class StepEngine:
         if not decoding or not self._spec_on():
             return None
         k = self.p.num_spec_tokens
-        draws = self._rng.random((len(decoding), k)) < self.p.acceptance
-        # accepted = leading run of successes: index of the first failure, k if none
-        accepted = np.where(draws.all(axis=1), k, np.argmin(draws, axis=1))
+        accepted = accepted_drafts(self._rng, k, self.p.acceptance, len(decoding))
         self.counters.drafts += len(decoding)
         self.counters.draft_tokens += k * len(decoding)
         self.counters.accepted_tokens += int(accepted.sum())

@@ -10,7 +10,7 @@ step serves the running batch and lasts::
                 (above spec_graph_max_batch: max(spec_eager_factor x that, spec_eager_floor_ms))
 
 (before the scheduler's seeded jitter). Speculative decoding drafts ``k`` tokens per decoding
-sequence and accepts a leading run of them, each with probability ``acceptance_at(n)``.
+sequence and accepts a leading run of them, each with probability ``acceptance``.
 """
 
 from __future__ import annotations
@@ -20,12 +20,13 @@ import numpy as np
 from servecap.sim.params import ModelParams
 
 
-def accepted_drafts(rng: np.random.Generator, k: int, acceptance: float) -> int:
-    """Number of leading draft tokens accepted: consecutive Bernoulli successes, at most k."""
-    if k <= 0 or acceptance <= 0.0:
-        return 0
-    draws = rng.random(k) < acceptance
-    return k if bool(draws.all()) else int(np.argmin(draws))
+def accepted_drafts(rng: np.random.Generator, k: int, acceptance: float, n: int) -> np.ndarray:
+    """Leading draft tokens accepted by each of ``n`` sequences: the run of consecutive
+    Bernoulli(``acceptance``) successes before the first failure, at most ``k``."""
+    if k <= 0:
+        return np.zeros(n, dtype=np.int64)
+    draws = rng.random((n, k)) < acceptance
+    return np.where(draws.all(axis=1), k, np.argmin(draws, axis=1))
 
 
 def expected_tokens_per_step(k: int, acceptance: float) -> float:
@@ -33,11 +34,6 @@ def expected_tokens_per_step(k: int, acceptance: float) -> float:
     if acceptance >= 1.0:
         return float(k + 1)
     return (1.0 - acceptance ** (k + 1)) / (1.0 - acceptance)
-
-
-def acceptance_at(p: ModelParams, n_decoding: int) -> float:
-    """Per-token draft acceptance with ``n_decoding`` sequences in the batch."""
-    return p.acceptance
 
 
 def step_ms(
@@ -57,4 +53,4 @@ def step_ms(
     return ms
 
 
-__all__ = ["acceptance_at", "accepted_drafts", "expected_tokens_per_step", "step_ms"]
+__all__ = ["accepted_drafts", "expected_tokens_per_step", "step_ms"]
