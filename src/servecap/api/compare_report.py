@@ -130,14 +130,6 @@ def compared_report(
     return build_report(list(runs), options, section), section
 
 
-def comparison_headlines(
-    paths: Sequence[Path], runs: Sequence[Run], slo: SLO, *, require: bool = False
-) -> list[Headline]:
-    """The headlines alone (none when the runs are not comparable)."""
-    found = find_comparison(paths, runs, slo, require=require)
-    return found.heads if found else []
-
-
 def write_comparison_md(section: ComparisonSection, out_dir: Path) -> Path:
     """`comparison.md` beside the report: the comparison alone."""
     path = out_dir / COMPARISON_MD

@@ -173,8 +173,3 @@ def reanalyse_pairs(
                             seed=int(data.get("seed", 0)),
                             pairs=[(a, b) for a, b in data.get("compared", [])])
     return data, pairs, [headline(p, slo) for p in pairs]
-
-
-def reanalyse(comp_dir: Path, slo: SLO) -> list[Headline]:
-    """The headlines of a stored comparison under `slo`, from its records."""
-    return reanalyse_pairs(comp_dir, slo)[2]

@@ -33,7 +33,3 @@ class ClockAnchor:
     @classmethod
     def take(cls) -> ClockAnchor:
         return cls(wall_ns=time.time_ns(), perf_ns=time.perf_counter_ns())
-
-    def to_wall_s(self, perf_ns: int) -> float:
-        """The Unix time, in seconds, of a `perf_counter_ns` reading from the same process."""
-        return (self.wall_ns + (perf_ns - self.perf_ns)) / 1e9

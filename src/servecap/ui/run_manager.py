@@ -254,11 +254,6 @@ class RunManager:
             raise UserInputError(job.error or "the run could not start")
         return job
 
-    def cancel_current(self) -> None:
-        job = self.current
-        if job is not None and job.active:
-            job.cancel()
-
     def shutdown(self, timeout: float = 10.0) -> None:
         """Cancel the current run and wait for it (tests, process exit)."""
         job = self.current
