@@ -74,6 +74,7 @@ def test_a_malformed_file_exits_2_naming_it_before_any_load(
         (["--trace", str(AZURE), "--trace-start", "99999"], "no request in the window"),
         (["--trace", str(AZURE), "--concurrency", "4"], "drop --concurrency"),
         (["--trace", str(AZURE), "--rate", "2"], "drop --rate"),
+        (["--trace", str(AZURE), "--users", "3"], "drop --users"),
         (["--trace", str(AZURE), "--prefix-tokens", "64"], "drop --prefix-tokens"),
         (["--dataset", "/nonexistent/x.jsonl"], "/nonexistent/x.jsonl"),
     ],

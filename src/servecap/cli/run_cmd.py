@@ -298,14 +298,7 @@ def run(
     if endpoint not in ("chat", "completions"):
         raise fail_input(f"invalid --endpoint {endpoint!r}: use chat or completions")
     headers = parse_headers(header or [])
-    if trace is not None and concurrency is not None:
-        raise fail_input("--trace sets its own schedule: drop --concurrency")
-    if trace is not None and users is not None:
-        raise fail_input("--trace sets its own schedule: drop --users")
-    if trace is not None and rate is not None:
-        raise fail_input("--trace sets its own schedule: drop --rate")
-    if rate is not None and users is not None:
-        raise fail_input("--rate and --users are two load models; give one of them")
+    check_one_load_model(concurrency, trace, users, rate)
     workload = wf.config_fields(wf.WorkloadFlags(
         input_tokens, output_tokens, dataset, dataset_format, tokenizer, prefix_tokens,
         prefix_groups, trace, trace_format, trace_speed, trace_start, trace_duration,
@@ -342,15 +335,27 @@ def run(
     wf.check_source(config)
     console = Console(stderr=True)
     outcome = execute(config, Secrets.from_env(api_key_env, headers), console)
+    print_outcome(config, outcome)
+
+
+def check_one_load_model(
+    concurrency: str | None, trace: str | None, users: str | None, rate: str | None
+) -> None:
+    """Refuse flags of two load models at once (a trace sets its own schedule)."""
+    if trace is not None:
+        for flag, given in (("--concurrency", concurrency), ("--users", users), ("--rate", rate)):
+            if given is not None:
+                raise fail_input(f"--trace sets its own schedule: drop {flag}")
+    if rate is not None and users is not None:
+        raise fail_input("--rate and --users are two load models; give one of them")
+
+
+def print_outcome(config: RunConfig, outcome: RunOutcome) -> None:
+    """The run's final table (refined levels among the grid's), then its notes."""
     title = f"{outcome.info.name} ({outcome.info.status})"
-    levels = sorted(outcome.levels, key=lambda lv: lv.key)  # refined levels among the grid's
+    levels = sorted(outcome.levels, key=lambda lv: lv.key)
     print_table(Console(), levels_table(title, levels))
-    refined = refinement_line(config, outcome.levels)
-    if refined:
-        print(refined)
-    reason = outcome.info.server_metrics.get("reason")
-    if reason:
-        print(reason)
-    for warning in wk.run_notes(outcome.info.workers):
-        print(warning)
+    notes = [refinement_line(config, outcome.levels), outcome.info.server_metrics.get("reason")]
+    for note in [*filter(None, notes), *wk.run_notes(outcome.info.workers)]:
+        print(note)
     print(f"run saved to {outcome.run_dir}")
