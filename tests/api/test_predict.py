@@ -12,7 +12,7 @@ from servecap.api.predict import error_label, predict
 from servecap.cli.main import app
 from servecap.core.config import SLO
 from servecap.sim.params import ModelParams
-from servecap.sim.profiles import Profile
+from servecap.sim.profiles import Profile, load_profile
 from servecap.sim.tomlout import profile_to_toml
 
 runner = CliRunner()
@@ -82,6 +82,7 @@ def test_cli_prints_a_labelled_prediction(tmp_path: Path) -> None:
         (["vllm-direct", "--concurrency", "1,,2"], "--concurrency"),
         (["vllm-direct", "--format", "xml"], "--format"),
         (["deterministic"], "fixed schedule"),
+        (["vllm-direct", "--draws", "0"], "--draws"),
     ],
 )
 def test_cli_bad_input_exits_2(args: list[str], needle: str) -> None:
@@ -111,3 +112,39 @@ def test_a_prediction_says_when_its_lengths_were_never_calibrated(tmp_path: Path
     assert "note: calibrated on 128/128, 512/32 only" in res.output
     # a profile that does not say what it saw (hand-made) gets no note either way
     assert predict(_profile(), [1], SLO(), 1024, 16, rounds=3).workload_note() is None
+
+
+def test_draws_say_whether_c_max_holds_from_draw_to_draw() -> None:
+    """Seeded sweeps of one profile: where a level's P90 lies near the SLO, C_max changes
+    between draws and the prediction says so; where none does, every draw agrees."""
+    prof = load_profile("sglang-spec")
+    loose = predict(prof, [1, 4], SLO(ttft_ms=10_000.0), rounds=10, draws=6)
+    assert loose.c_max_draws == [4] * 6
+    # every level passed in every draw: C_max is a lower bound, each time
+    assert "C_max >= 4 in all 6 draws" in str(loose.draws_line())
+    # a threshold between the draws' c=4 P90s (sglang-spec's lies near the 1 s SLO): some
+    # draws pass c=4, some miss it, whatever the model's numbers are
+    p90s = [next(row["ttft_p90_ms"] for row in drawn if row["concurrency"] == 4)
+            for drawn in loose.draw_levels]  # fmt: skip
+    assert max(p90s) > min(p90s), p90s
+    edge = SLO(ttft_ms=(min(p90s) + max(p90s)) / 2)
+    pred = predict(prof, [1, 4], edge, rounds=10, draws=6)
+    assert set(pred.c_max_draws) == {1, 4} and pred.c_max_draws[0] == pred.plan.c_max
+    line = str(pred.draws_line())
+    assert "of 6 draws" in line and "decides C_max by chance" in line, line
+    assert predict(prof, [1, 4], edge, rounds=10).draws_line() is None  # one draw: no line
+
+
+def test_cli_prints_the_draws_and_json_carries_them(tmp_path: Path) -> None:
+    path = tmp_path / "flat.toml"
+    path.write_text(profile_to_toml(_profile(slots=4)))
+    res = runner.invoke(app, ["sim", "predict", str(path), "--concurrency", "1,8,16",
+                              "--output-tokens", "64", "--rounds", "5",
+                              "--draws", "3"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "Across 3 seeded draws of the model: C_max 8 in all 3 draws" in res.output
+    res = runner.invoke(app, ["sim", "predict", str(path), "--concurrency", "1,2",
+                              "--format", "json", "--draws", "4"])  # fmt: skip
+    data = json.loads(res.stdout)
+    assert data["c_max_draws"] == [2] * 4 and len(data["users_draws"]) == 4
+    assert "draw_levels" not in data

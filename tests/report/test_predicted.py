@@ -43,6 +43,8 @@ def test_the_seed_run_beside_its_own_profile(seed_run_dirs: list[Path]) -> None:
     p90 = next(cap for cap in own.capacity if cap.statistic == "p90")
     assert (p90.measured_c_max, p90.measured_users) == (32, 427)
     assert p90.predicted_c_max == 32  # the profile was fitted to hold the seed's C_max
+    # and it holds it in every seeded draw of the model
+    assert p90.predicted_c_max_draws == [32] * 10 and p90.top_level == 64
     assert own.note == "the run does not record its lengths: predicted at 128/128"
     assert "held-out error 10.6%" in own.error and own.label.startswith("simulated")
     # another deployment's table beside this profile is far off: the table says so
@@ -60,6 +62,8 @@ def test_the_report_files_show_the_tables(seed_run_dirs: list[Path], tmp_path: P
     assert "**Predicted beside measured: vllm-direct and profile vllm-direct at 128/128" in md
     assert "| 8 | 388.0 / " in md  # measured / predicted (error) per cell
     assert "**Capacity predicted beside measured: vllm-direct" in md
+    plain_md = md.replace("\\", "")
+    assert "predicted C_max across seeded draws" in plain_md and "| 32 in all 10 draws |" in md
     html = paths.html.read_text()
     assert "Predicted beside measured: vllm-direct and profile vllm-direct" in html
     # without --predict there is no such table

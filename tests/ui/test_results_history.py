@@ -153,6 +153,9 @@ def test_results_page_predicts_beside_the_run(app_factory: Any, two_runs: Path,
     table = next(d.value for d in at.dataframe if "level" in d.value.columns)
     assert list(table["level"]) == ["1", "2"]
     assert " / " in table.iloc[0]["TTFT mean ms (measured / predicted)"]
+    capacity = next(d.value for d in at.dataframe if "statistic" in d.value.columns)
+    assert all(" in " in text and "draws" in text
+               for text in capacity["predicted C_max across seeded draws"])  # fmt: skip
     missing = tmp_path / "nope.toml"
     at = at.text_input(key="results-predict-file").set_value(str(missing)).run()
     errors = [e.value.replace("\\", "") for e in at.error]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, computed_field
+from pydantic import BaseModel, Field, computed_field
 
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
@@ -23,9 +23,15 @@ from servecap.sim.calibrate import calibrated_workloads
 from servecap.sim.profiles import Profile, ProfileError, load_profile
 from servecap.sim.sweep import Request, closed_loop_requests
 from servecap.stats.capacity import CapacityPlan, plan_levels
+from servecap.stats.draws import describe_draws, is_stable
 from servecap.stats.percentiles import describe
 
 PREDICTION_LABEL = "simulated (prediction, not a measurement)"
+#: seeded sweeps a prediction makes, to say how stable its C_max is: a P90 near the SLO moves
+#: C_max a level from one draw to the next, as it moves a measured one from run to run
+DEFAULT_DRAWS = 10
+#: draw k sweeps level c with seed `seed + DRAW_SEED_STEP * k + c` (draw 0: the plan's)
+DRAW_SEED_STEP = 1000
 
 
 class Prediction(BaseModel):
@@ -45,6 +51,12 @@ class Prediction(BaseModel):
     holdout_split: str | None = None
     # the workloads the profile was calibrated on ("128/128"); empty: it does not say
     calibrated_on: list[str] = []
+    # C_max and users of each seeded draw of the sweep, the first `plan`'s own
+    c_max_draws: list[int | None] = []
+    users_draws: list[int | None] = []
+    # each draw's levels (stored fields), for a caller that judges them otherwise (on
+    # another statistic, on a run's clock); not part of the JSON answer
+    draw_levels: list[list[dict[str, Any]]] = Field(default_factory=list, exclude=True)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -52,6 +64,22 @@ class Prediction(BaseModel):
         """True when the profile says what it was calibrated on and this workload is not."""
         asked = f"{self.input_tokens}/{self.output_tokens}"
         return bool(self.calibrated_on) and asked not in self.calibrated_on
+
+    def draws_line(self) -> str | None:
+        """How stable C_max is across the seeded draws, e.g. ``"Across 10 seeded draws of the
+        model: C_max 32 in all 10 draws (users 431-436)."``; None for a single draw."""
+        if len(self.c_max_draws) < 2:
+            return None
+        top = max((int(row["concurrency"]) for row in self.levels), default=None)
+        users = [u for u in self.users_draws if u is not None]
+        notes = [f"users {min(users)}-{max(users)}"] if users else []
+        line = f"Across {len(self.c_max_draws)} seeded draws of the model: C_max " + (
+            describe_draws(self.c_max_draws, top))
+        if is_stable(self.c_max_draws):
+            return f"{line} ({'; '.join(notes)})." if notes else f"{line}."
+        notes.append(f"the table is one draw, C_max {self.plan.c_max}")
+        return (f"{line} ({'; '.join(notes)}). A level near the SLO decides C_max by chance: "
+                "measure it with more rounds before trusting one C_max.")  # fmt: skip
 
     def workload_note(self) -> str | None:
         """A line for a prediction at lengths the calibration never saw, else None."""
@@ -97,25 +125,40 @@ def predict(
     output_tokens: int = 128,
     rounds: int = 10,
     seed: int = 0,
+    draws: int = 1,
 ) -> Prediction:
-    """Sweep ``levels`` on the profile's model in virtual time and plan them under ``slo``."""
-    summaries = []
-    for c in sorted(set(levels)):
-        done = closed_loop_requests(
-            profile.params, c, rounds, input_tokens, output_tokens, seed=seed + c
-        )
-        summaries.append(_level(c, done))
-    plan = plan_levels(summaries, slo)
+    """Sweep ``levels`` on the profile's model in virtual time and plan them under ``slo``;
+    with ``draws`` > 1, as many seeded sweeps, each one's C_max and users kept beside."""
+    swept = [
+        _sweep(profile, levels, input_tokens, output_tokens, rounds, seed + DRAW_SEED_STEP * k)
+        for k in range(max(1, draws))
+    ]
+    plans = [plan_levels(summaries, slo) for summaries in swept]
     cal = profile.calibration
     split = cal.get("holdout_split")
     return Prediction(
         profile=profile.name, input_tokens=input_tokens, output_tokens=output_tokens,
-        rounds=rounds, plan=plan, levels=[s.stored() for s in summaries],
+        rounds=rounds, plan=plans[0], levels=[s.stored() for s in swept[0]],
         holdout_mape=_number(cal.get("holdout_mape")),
         holdout_max_cell_error=_number(cal.get("holdout_max_cell_error")),
         holdout_split=split if isinstance(split, str) else None,
         calibrated_on=calibrated_workloads(cal),
+        c_max_draws=[plan.c_max for plan in plans] if draws > 1 else [],
+        users_draws=[plan.users for plan in plans] if draws > 1 else [],
+        draw_levels=[[s.stored() for s in summaries] for summaries in swept],
     )  # fmt: skip
+
+
+def _sweep(
+    profile: Profile, levels: Sequence[int], input_tokens: int, output_tokens: int,
+    rounds: int, seed: int,
+) -> list[LevelSummary]:  # fmt: skip
+    """One seeded closed-loop sweep of ``levels``, level c seeded ``seed + c``."""
+    return [
+        _level(c, closed_loop_requests(
+            profile.params, c, rounds, input_tokens, output_tokens, seed=seed + c))
+        for c in sorted(set(levels))
+    ]  # fmt: skip
 
 
 def predicting_profile(name: str, what: str = "") -> Profile:
@@ -141,4 +184,7 @@ def error_label(mape: float | None, worst: float | None) -> str:
     return f"held-out error {mape:.1%}{tail}"
 
 
-__all__ = ["PREDICTION_LABEL", "Prediction", "error_label", "predict", "predicting_profile"]
+__all__ = [
+    "DEFAULT_DRAWS", "PREDICTION_LABEL", "Prediction", "error_label", "predict",
+    "predicting_profile",
+]  # fmt: skip

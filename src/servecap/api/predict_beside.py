@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from servecap.api.predict import error_label, predict
+from servecap.api.predict import DEFAULT_DRAWS, error_label, predict
 from servecap.core.config import SLO
 from servecap.core.summary import LevelSummary
 from servecap.report.model import ReportModel, RunMeta
@@ -67,9 +67,11 @@ def _predict_run(profile: Profile, model: ReportModel, meta: RunMeta) -> Predict
     rounds = rounds if isinstance(rounds, int) and rounds >= 1 else 10
     slo = model.options.slo
     levels = [lv.concurrency for lv in measured if lv.concurrency is not None]
-    pred = predict(profile, levels, slo, prompt, output, rounds)
+    pred = predict(profile, levels, slo, prompt, output, rounds, draws=DEFAULT_DRAWS)
     scale = meta.time_scale or 1.0
-    rows = [LevelSummary.model_validate(at_time_scale(row, scale)) for row in pred.levels]
+    draws = [[LevelSummary.model_validate(at_time_scale(row, scale)) for row in drawn]
+             for drawn in pred.draw_levels]  # fmt: skip
+    rows = draws[0]
     by_c = {row.concurrency: row for row in rows}
     cells = {
         lv.concurrency: {key: (getattr(lv, key), getattr(by_c[lv.concurrency], key))
@@ -86,14 +88,17 @@ def _predict_run(profile: Profile, model: ReportModel, meta: RunMeta) -> Predict
         config=meta.name, profile=profile.name, label=pred.label,
         error=error_label(pred.holdout_mape, pred.holdout_max_cell_error),
         workload=f"{prompt}/{output}", note=note or None, levels=cells,
-        capacity=[_capacity(model, meta.name, rows, slo, stat) for stat in STATISTICS],
+        capacity=[_capacity(model, meta.name, draws, slo, stat) for stat in STATISTICS],
     )  # fmt: skip
 
 
 def _capacity(
-    model: ReportModel, config: str, rows: list[LevelSummary], slo: SLO, stat: str
+    model: ReportModel, config: str, draws: list[list[LevelSummary]], slo: SLO, stat: str
 ) -> PredictedCapacity:
-    plan = plan_levels(rows, slo.model_copy(update={"statistic": stat}))
+    """One statistic's capacity, measured beside predicted (the first draw's, with every
+    draw's C_max beside it)."""
+    on_stat = slo.model_copy(update={"statistic": stat})
+    plan, *others = [plan_levels(rows, on_stat) for rows in draws]
     measured = model.analysis.slo.capacity_of(stat, config)
     return PredictedCapacity(
         statistic=stat,
@@ -102,6 +107,8 @@ def _capacity(
         measured_lower_bound=bool(measured and measured.c_max_lower_bound),
         predicted_c_max=plan.c_max, predicted_users=plan.users,
         predicted_lower_bound=plan.c_max_lower_bound,
+        predicted_c_max_draws=[plan.c_max, *(other.c_max for other in others)],
+        top_level=max((int(lv.concurrency or 0) for lv in draws[0]), default=None),
     )  # fmt: skip
 
 

@@ -11,7 +11,13 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from servecap.api.predict import Prediction, error_label, predict, predicting_profile
+from servecap.api.predict import (
+    DEFAULT_DRAWS,
+    Prediction,
+    error_label,
+    predict,
+    predicting_profile,
+)
 from servecap.cli.common import (
     SLO_DEFAULTS,
     StatChoice,
@@ -48,6 +54,9 @@ def predict_cmd(
     input_tokens: Annotated[int, typer.Option(help="Prompt tokens per request")] = 128,
     output_tokens: Annotated[int, typer.Option(help="Output tokens per request")] = 128,
     rounds: Annotated[int, typer.Option(help="Requests per stream, as `servecap run`")] = 10,
+    draws: Annotated[
+        int, typer.Option(help="Seeded sweeps: how often each C_max comes out (1: one sweep)")
+    ] = DEFAULT_DRAWS,
     ttft_slo_ms: TtftSloOption = SLO_DEFAULTS.ttft_ms,
     tps_slo: TpsSloOption = SLO_DEFAULTS.tps,
     stat: StatOption = StatChoice(SLO_DEFAULTS.statistic),
@@ -58,13 +67,13 @@ def predict_cmd(
     if format not in ("table", "json"):
         raise fail_input(f"invalid --format {format!r}: use table or json")
     for flag, value in (("--input-tokens", input_tokens), ("--output-tokens", output_tokens),
-                        ("--rounds", rounds)):  # fmt: skip
+                        ("--rounds", rounds), ("--draws", draws)):  # fmt: skip
         if value < 1:
             raise fail_input(f"invalid {flag} {value}: must be >= 1")
     levels = parse_levels(concurrency)
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
     prof = predicting_profile(profile)
-    pred = predict(prof, levels, slo, input_tokens, output_tokens, rounds)
+    pred = predict(prof, levels, slo, input_tokens, output_tokens, rounds, draws=draws)
     if format == "json":
         print(pred.model_dump_json(indent=2))
         return
@@ -80,3 +89,5 @@ def predict_cmd(
     title = f"predicted {input_tokens} in / {output_tokens} out, {rounds} rounds"
     print_table(console, levels_table(title, summaries))
     console.print(_headline(pred, slo.statistic), **plain)  # type: ignore[arg-type]
+    if (spread := pred.draws_line()) is not None:
+        console.print(spread, **plain)  # type: ignore[arg-type]

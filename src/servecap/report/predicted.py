@@ -33,6 +33,10 @@ class PredictedCapacity(BaseModel):
     predicted_c_max: int | None
     predicted_users: int | None
     predicted_lower_bound: bool = False
+    # the predicted C_max of each seeded draw of the model (the first is predicted_c_max),
+    # and the highest level swept (a C_max there is a lower bound)
+    predicted_c_max_draws: list[int | None] = []
+    top_level: int | None = None
 
 
 class PredictedRun(BaseModel):

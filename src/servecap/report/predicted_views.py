@@ -6,6 +6,7 @@ from __future__ import annotations
 from servecap.core.numbers import fmt_number
 from servecap.report.predicted import COMPARED, PredictedRun
 from servecap.report.views import Table
+from servecap.stats.draws import describe_draws
 
 
 def _pair(cell: tuple[float | None, float | None], digits: int) -> str:
@@ -43,12 +44,13 @@ def capacity_table(run: PredictedRun) -> Table:
     return Table(
         title=f"Capacity predicted beside measured: {run.config} and profile {run.profile}",
         header=["statistic", "C_max measured", "C_max predicted", "users measured",
-                "users predicted"],
+                "users predicted", "predicted C_max across seeded draws"],
         rows=[
             ["P90" if cap.statistic == "p90" else "mean",
              _c_max(cap.measured_c_max, cap.measured_lower_bound),
              _c_max(cap.predicted_c_max, cap.predicted_lower_bound),
-             fmt_number(cap.measured_users), fmt_number(cap.predicted_users)]
+             fmt_number(cap.measured_users), fmt_number(cap.predicted_users),
+             describe_draws(cap.predicted_c_max_draws, cap.top_level) or "n/a"]
             for cap in run.capacity
         ],
     )  # fmt: skip
