@@ -13,6 +13,9 @@ and the profile it makes predicts c = 2, 4, 16 and 32:
     python bench/sim_holdout.py --cmax          # each committed seed profile swept with 10
                                                 # rounds through `servecap run` + plan: its
                                                 # P90 C_max against the seed's
+    python bench/sim_holdout.py --splits        # other training levels than 1, 8 and 64
+                                                # (three, four and five of the seven): is
+                                                # it the split or the model?
     python bench/sim_holdout.py --engine        # the llama-server proof (tests/engines),
                                                 # and the same runs calibrated on two
                                                 # workloads (128/128 + 512/32 at c=1)
@@ -38,7 +41,7 @@ from servecap.sim.fitting import default_free, fit_params  # noqa: E402
 from servecap.sim.holdout import HeldOut, holdout  # noqa: E402
 from servecap.sim.profiles import load_profile  # noqa: E402
 from servecap.sim.seed_bases import seed_bases  # noqa: E402
-from servecap.sim.sweep import closed_loop_sweep, fit_errors  # noqa: E402
+from servecap.sim.sweep import closed_loop_sweep, fit_errors, sweep_like  # noqa: E402
 
 SEED_CSV = ROOT / "tests" / "data" / "kimi-k3-b300-appendix-a.csv"
 CONFIGS = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")
@@ -100,6 +103,33 @@ def virtual_and_client(evals: int, seeds: int, client: bool) -> None:
             print(_row(config, fit, errs, via) + f"  ({time.monotonic() - t0:.0f} s)", flush=True)
 
 
+#: training levels tried by --splits: the issue's 1, 8, 64, other threes, a four and a five
+SPLITS: tuple[tuple[int, ...], ...] = (
+    (1, 8, 64), (1, 4, 64), (1, 4, 32), (1, 16, 64), (2, 8, 64), (1, 4, 16, 64),
+    (1, 2, 8, 32, 64),
+)
+
+
+def splits(evals: int, seeds: int) -> None:
+    """Each seed deployment fitted on each of SPLITS (the calibrator's fit, as the held-out
+    fit), predicting the levels it did not see: the error, and the worst cell."""
+    print("| deployment | fitted on c= | error on those | predicted: mean / worst (cell) |")
+    print("|---|---|---|---|")
+    seed = read_levels(SEED_CSV)
+    for config in CONFIGS:
+        base = seed_bases()[config].params
+        for train in SPLITS:
+            fitted_on = [r for r in seed[config] if int(r["concurrency"]) in train]
+            rest = [r for r in seed[config] if int(r["concurrency"]) not in train]
+            params = fit_params(fitted_on, base, default_free(base), max_evals=evals,
+                                seeds=seeds)[0]  # fmt: skip
+            fit = fit_errors(sweep_like(params, fitted_on), fitted_on)["mape"]
+            errs = fit_errors(sweep_like(params, rest), rest)
+            worst = max((k for k in errs if k not in ("mape", "max")), key=errs.__getitem__)
+            print(f"| {config} | {','.join(map(str, train))} | {fit:.1%} | {errs['mape']:.1%} / "
+                  f"{errs['max']:.1%} ({worst}) |", flush=True)  # fmt: skip
+
+
 def recorded() -> None:
     print("| profile | fit mean / worst (7 levels) | held-out split | held-out mean / worst |")
     print("|---|---|---|---|")
@@ -153,9 +183,12 @@ def main() -> None:
     parser.add_argument("--cmax", action="store_true")
     parser.add_argument("--rounds", type=int, default=10, help="--cmax rounds")
     parser.add_argument("--engine", action="store_true")
+    parser.add_argument("--splits", action="store_true")
     args = parser.parse_args()
     if args.recorded:
         recorded()
+    elif args.splits:
+        splits(args.evals, args.seeds)
     elif args.cmax:
         cmax_through_client(args.rounds)
     elif args.engine:
