@@ -98,7 +98,8 @@ def _capacity(
     """One statistic's capacity, measured beside predicted (the first draw's, with every
     draw's C_max beside it)."""
     on_stat = slo.model_copy(update={"statistic": stat})
-    plan, *others = [plan_levels(rows, on_stat) for rows in draws]
+    plans = [plan_levels(rows, on_stat) for rows in draws]
+    plan = plans[0]
     measured = model.analysis.slo.capacity_of(stat, config)
     return PredictedCapacity(
         statistic=stat,
@@ -107,7 +108,7 @@ def _capacity(
         measured_lower_bound=bool(measured and measured.c_max_lower_bound),
         predicted_c_max=plan.c_max, predicted_users=plan.users,
         predicted_lower_bound=plan.c_max_lower_bound,
-        predicted_c_max_draws=[plan.c_max, *(other.c_max for other in others)],
+        predicted_c_max_draws=[each.c_max for each in plans],
         top_level=max((int(lv.concurrency or 0) for lv in draws[0]), default=None),
     )  # fmt: skip
 
