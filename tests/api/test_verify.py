@@ -110,3 +110,33 @@ def test_sweep_then_verify_search_on_the_simulator(tmp_path):
     (item,) = json.loads(planned.output)["runs"]
     assert item["predicted_users"] == result.predicted_users
     assert item["verified_users"] == result.verified_users
+
+
+def _verification(verdict, verified=None, search_status=None):
+    from servecap.core.config import SLO
+    from servecap.storage.verification import LevelCheck, Verification
+
+    at = LevelCheck(users=434, ttft=1079.4, tps=24.8, verdict=verdict, mean_concurrency=29.1,
+                    law_concurrency=31.7, law_error=-0.08)
+    return Verification(source_run="runs/sweep", statistic="p90", slo=SLO(), think="exp:45",
+                        c_max=32, latency_mean_s=3.58, predicted_users=434, at_predicted=at,
+                        concurrency_vs_c_max=-0.09, verified_users=verified,
+                        prediction_error=0.0 if verified else None, search_status=search_status)
+
+
+@pytest.mark.parametrize(
+    ("verification", "expected"),
+    [
+        (_verification("pass", verified=434), "verified users: 434 (prediction error +0.0%)"),
+        (_verification("undecided"), "a confidence interval spans an SLO threshold"),
+        (_verification("fail"), "(it missed the SLOs)"),
+        (_verification("fail", search_status="nothing_passes"), "no N the search measured"),
+    ],
+)
+def test_summary_line_says_why_the_prediction_was_not_verified(verification, expected):
+    from servecap.api.verify import summary_line
+
+    last = summary_line(verification).splitlines()[-1]
+    assert expected in last
+    if verification.verified_users is None and verification.search_status is None:
+        assert "`servecap verify runs/sweep --search`" in last  # the next step, runnable

@@ -205,12 +205,22 @@ def summary_line(result: Verification) -> str:
     ]
     if result.search_message:
         parts.append(f"search: {result.search_message}")
-    verified = result.verified_users
-    parts.append(
-        f"verified users: {verified} (prediction error {_pct(result.prediction_error)})"
-        if verified else "verified users: none (the SLOs did not pass with certainty)"
-    )
+    parts.append(_verified_line(result))
     return "\n".join(parts)
+
+
+def _verified_line(result: Verification) -> str:
+    """The outcome, and when the predicted N was not verified, why and what to run next."""
+    verified = result.verified_users
+    if verified:
+        return f"verified users: {verified} (prediction error {_pct(result.prediction_error)})"
+    if result.search_status is not None:
+        return "verified users: none (no N the search measured passed the SLOs)"
+    why = ("a confidence interval spans an SLO threshold: neither a pass nor a miss"
+           if result.at_predicted.verdict == Verdict.UNDECIDED.value else "it missed the SLOs")
+    return (f"verified users: none yet: the predicted {result.predicted_users} did not pass "
+            f"({why}); `servecap verify {result.source_run} --search` finds the largest N "
+            "that does")
 
 
 def _f(value: float | None, digits: int = 1) -> str:
