@@ -8,7 +8,7 @@ from servecap.workload.sessions import (
     UserState,
     VirtualUser,
     build_users,
-    start_offsets,
+    start_offset,
 )
 from servecap.workload.source import builtin_source
 from servecap.workload.think_time import parse_think_time, parse_turns
@@ -121,11 +121,28 @@ def test_turn_counts_follow_the_spec():
     assert statistics.fmean(lengths) == pytest.approx(5.0, rel=0.1)
 
 
-def test_ramp_offsets_spread_users_evenly():
-    assert start_offsets(4, 10.0) == [0.0, 2.5, 5.0, 7.5]
-    users = build_users(plan(users=5, ramp_s=20.0))
-    assert [u.start_offset_s for u in users] == start_offsets(5, 20.0)
-    assert all(u.start_offset_s == 0.0 for u in build_users(plan(users=3)))
+def test_users_start_as_a_steady_population_sends():
+    # A user caught at a random moment is this far from its next turn: for exponential
+    # thinks as far as a whole think (memoryless), for fixed ones uniform on 0..S.
+    steady = plan(users=4000, think=parse_think_time("exp:45"), seed=3)
+    offsets = [u.start_offset_s for u in build_users(steady)]
+    assert statistics.fmean(offsets) == pytest.approx(45.0, rel=0.05)
+    early = sum(o < 15.0 for o in offsets) / len(offsets)  # 1 - exp(-15/45) = 0.283
+    assert early == pytest.approx(0.283, abs=0.03)  # an even 30 s ramp would put half there
+    fixed = [u.start_offset_s for u in build_users(plan(users=4000, seed=3))]
+    assert min(fixed) >= 0.0 and max(fixed) <= 2.0
+    assert statistics.fmean(fixed) == pytest.approx(1.0, rel=0.05)
+
+
+def test_start_offsets_are_per_user_and_seeded():
+    users = build_users(plan(users=5, think=parse_think_time("exp:10"), seed=7))
+    assert [u.start_offset_s for u in users] == [start_offset(users[0]._plan, u)
+                                                 for u in range(5)]
+    assert len({u.start_offset_s for u in users}) == 5
+    other = build_users(plan(users=5, think=parse_think_time("exp:10"), seed=8))
+    assert [u.start_offset_s for u in other] != [u.start_offset_s for u in users]
+    no_think = build_users(plan(users=3, think=parse_think_time("exp:0")))
+    assert all(u.start_offset_s == 0.0 for u in no_think)  # a closed loop starts at once
 
 
 CONVERSATIONS = (("hi", "tell me more", "thanks"), ("solo",), ("a", "b"))
@@ -170,8 +187,6 @@ def test_calls_out_of_order_raise():
     "kw",
     [
         {"users": 0},
-        {"ramp_s": -1.0},
-        {"ramp_s": float("inf")},
         {"prompts": ()},
         {"turns": None},
         {"conversations": ()},

@@ -115,3 +115,22 @@ def test_turns_fixed_and_uniform():
 def test_bad_turns_are_user_errors(spec, fragment):
     with pytest.raises(UserInputError, match=fragment):
         parse_turns(spec)
+
+
+@pytest.mark.parametrize("spec", ["exp:45", "fixed:2.5", "lognormal:20:0.8", "uniform:5:10"])
+def test_residual_is_the_time_left_of_a_think_caught_at_random(spec):
+    # Renewal theory, checked against the distribution's own sampler: the time left of a think
+    # seen at a random moment has P(R <= t) = E[min(X, t)] / E[X].
+    think, xs = draws(spec, n=40_000, seed=5)
+    rng = random.Random(6)
+    residuals = [think.sample_residual(rng) for _ in range(40_000)]
+    mean_x = statistics.fmean(xs)
+    for t in (0.25 * mean_x, mean_x, 2.0 * mean_x):
+        expected = statistics.fmean(min(x, t) for x in xs) / mean_x
+        seen = sum(r <= t for r in residuals) / len(residuals)
+        assert seen == pytest.approx(expected, abs=0.015), (spec, t)
+    assert min(residuals) >= 0.0
+
+
+def test_residual_of_no_think_is_zero():
+    assert parse_think_time("exp:0").sample_residual(random.Random(1)) == 0.0

@@ -16,8 +16,9 @@ any run, so a machine too busy for this says so.
 Then it verifies the users of the deployment that wins on P90 (`api.verify`): that many
 users with the seed's 45 s think time (exponential) and one-turn conversations (the sweep's
 request shape), against the same simulator at the same time scale, for `verify_s` seconds
-after a ramp of the same length (at most 45 s); `verification.json` lies in that verify run,
-which is in the comparison directory beside the sweeps, and the report reads it there.
+after a warm-up of `VERIFY_WARMUP_S` (users start as a steady population would send);
+`verification.json` lies in that verify run, which is in the comparison directory beside
+the sweeps, and the report reads it there.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ SEED_PAIRS: tuple[tuple[str, str], ...] = (
     ("sglang-direct", "vllm-direct"),
 )
 DEMO_ROUNDS = 10  # the seed's: P90 from fewer samples is one or two requests at c=1-2
-VERIFY_S = 30.0  # measured seconds (after a ramp as long): P90 from ~150+ requests
+VERIFY_S = 45.0  # measured seconds: P90 from ~300 requests at the seed's 430 users
+VERIFY_WARMUP_S = 15.0  # four response times at C_max: the in-service share fills
 VERIFY_THINK = "exp:45"  # the seed's 45 s think time, drawn per user (exponential)
 VERIFY_TURNS = "1"  # one request per conversation: the sweep's request shape
 
@@ -89,7 +91,7 @@ def _winner(plan: CapacityReport) -> str | None:
 def _verify_options(seconds: float, out_dir: Path, slo: SLO) -> VerifyOptions:
     return VerifyOptions(
         statistic=slo.statistic, ttft_slo_ms=slo.ttft_ms, tps_slo=slo.tps,
-        think=VERIFY_THINK, turns=VERIFY_TURNS, ramp_s=min(seconds, 45.0),
+        think=VERIFY_THINK, turns=VERIFY_TURNS, ramp_s=min(seconds, VERIFY_WARMUP_S),
         duration_s=seconds, out_dir=str(out_dir),
     )
 

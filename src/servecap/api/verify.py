@@ -40,6 +40,8 @@ from servecap.storage.verification import (
 )
 from servecap.workload.think_time import parse_think_time, parse_turns
 
+WARMUP_RESPONSE_TIMES = 5
+
 
 class VerifyOptions(BaseModel):
     """What to verify against, and how the users behave."""
@@ -49,7 +51,7 @@ class VerifyOptions(BaseModel):
     tps_slo: float = 15.0
     think: str = "exp:45"
     turns: str = "uniform:2:8"
-    ramp_s: float | None = None  # default: one mean think time
+    ramp_s: float | None = None  # warm-up; default: `warmup_s` of the sweep's latency
     duration_s: float = 60.0
     search: bool = False
     tolerance: float = DEFAULT_TOLERANCE
@@ -68,6 +70,13 @@ def _sweep_plan(run: Run, slo: SLO) -> tuple[int, float, int]:
             "predicted user count to verify"
         )
     return plan.c_max, plan.latency_mean_s, plan.users
+
+
+def warmup_s(latency_mean_s: float) -> float:
+    """A verify level's default warm-up: users start as a steady population would send
+    (`workload.sessions`), so only the in-service share is missing at first, and that fills
+    within a few response times; five of them, at least 1 s and at most 60 s."""
+    return min(max(WARMUP_RESPONSE_TIMES * latency_mean_s, 1.0), 60.0)
 
 
 def _check(level: LevelSummary, options: VerifyOptions) -> LevelCheck:
@@ -147,7 +156,7 @@ def verify(
               statistic=options.statistic, think_time_s=think.mean_s)  # type: ignore[arg-type]
     run = _source([path])
     c_max, latency, predicted = _sweep_plan(run, slo)
-    ramp = options.ramp_s if options.ramp_s is not None else min(think.mean_s, 60.0)
+    ramp = options.ramp_s if options.ramp_s is not None else warmup_s(latency)
     load = SessionsLoad(users=[predicted], think=str(think), turns=str(turns), ramp_s=ramp,
                         duration_s=options.duration_s, seed=int(run.info.config.get("seed", 0)))
     config = _config(run, load, options.out_dir or str(run.path.parent))

@@ -132,8 +132,8 @@ def demo(
         "--interleaved", help="One deployment at a time in the interleaved order (about 17 "
         "min) instead of all four in lock-step")] = False,
     verify_s: Annotated[float, typer.Option(
-        min=0.0, help="Seconds measured when verifying the P90 winner's users, after a ramp "
-        "as long (0: skip)")] = VERIFY_S,
+        min=0.0, help="Seconds measured when verifying the P90 winner's users, after a "
+        "15 s warm-up (0: skip)")] = VERIFY_S,
 ) -> None:
     """Compare the seed report's four simulated deployments, verify the winner, report."""
     from servecap.api.demo import SEED_PROFILES, DemoOptions, run_demo

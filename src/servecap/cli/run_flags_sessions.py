@@ -45,7 +45,8 @@ TurnsOption = Annotated[
                       "turns, or all (its default there)"),
 ]
 RampOption = Annotated[
-    float, typer.Option(help="Sessions: seconds over which users start (their turns are warm-up)")
+    float, typer.Option(help="Sessions: seconds of warm-up before the measured window "
+                        "(users start as a steady population would send)")
 ]
 DurationOption = Annotated[
     float | None,

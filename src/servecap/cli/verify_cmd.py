@@ -34,7 +34,8 @@ def verify_cmd(
         "(its mean is the Z of the prediction)")] = "exp:45",
     turns: Annotated[str, typer.Option(help="User turns per conversation")] = SESSIONS.turns,
     ramp_s: Annotated[float | None, typer.Option(
-        help="Seconds over which users start (default: one mean think time, at most 60)")] = None,
+        help="Seconds of warm-up before each level's measured window (default: five "
+        "of the sweep's response times at C_max, 1 to 60)")] = None,
     duration: Annotated[float, typer.Option(help="Measured seconds per level")] = (
         SESSIONS.duration_s
     ),

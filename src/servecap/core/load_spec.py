@@ -171,7 +171,8 @@ class SessionsLoad(BaseModel):
     """Levels of virtual users (`users=100`): each holds a multi-turn chat, thinks between
     turns, and opens a new conversation after its last turn.
 
-    Users start spread evenly over `ramp_s`; requests sent during the ramp are the level's
+    Users start as a steady population would send (each after a draw of the think time's
+    residual, `workload.sessions`); requests sent in the first `ramp_s` are the level's
     warm-up (recorded, marked `warmup`, left out of its statistics), so the level measures
     the `duration_s` after it. Specs are kept as text; the front end checks they parse.
     """

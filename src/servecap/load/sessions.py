@@ -1,10 +1,11 @@
 """Sessions: N virtual users, each holding a multi-turn chat with think time between turns.
 
 The conversation logic is `workload.sessions` (sans-I/O); this module owns the clock and
-the sends. A user waits for its ramp offset, sends a turn (the whole history as chat
-`messages`), reads the whole streamed answer, thinks for the drawn time, and goes on; a
-failed turn ends its conversation (the state machine's documented rule). Turns sent before
-the ramp ends are the level's warm-up: recorded and marked `warmup`, left out of the
+the sends. A user waits for its start offset (a steady population's, see
+`workload.sessions`), sends a turn (the whole history as chat `messages`), reads the whole
+streamed answer, thinks for the drawn time, and goes on; a failed turn ends its conversation
+(the state machine's documented rule). Turns sent in the first `ramp_s` are the level's
+warm-up: recorded and marked `warmup`, left out of the
 level's statistics, so the level measures `duration_s` of the users' steady state. No user
 starts a turn after the duration ends; turns in flight then finish and are recorded.
 
@@ -42,7 +43,7 @@ def _plan(level: SessionsLevel, io: LevelIO) -> tuple[SessionPlan, int]:
     if isinstance(io.source, DatasetSource):  # the dataset's conversations, user turn by turn
         plan = SessionPlan(
             users=level.users, think=think, turns=parse_turn_cap(level.turns, "--turns"),
-            ramp_s=level.ramp_s, seed=level.seed, conversations=io.source.conversations(),
+            seed=level.seed, conversations=io.source.conversations(),
         )
         return plan, io.source.max_tokens
     source = io.source
@@ -51,7 +52,7 @@ def _plan(level: SessionsLevel, io: LevelIO) -> tuple[SessionPlan, int]:
     first = SESSIONS_FIRST_REQUEST + level.users * LEVEL_STRETCH  # every turn its own request
     plan = SessionPlan(
         users=level.users, think=think, turns=parse_turns(level.turns, "--turns"),
-        ramp_s=level.ramp_s, seed=level.seed, prompt_at=lambda i: source.request(first + i).text,
+        seed=level.seed, prompt_at=lambda i: source.request(first + i).text,
     )
     return plan, source.request(first).max_tokens
 

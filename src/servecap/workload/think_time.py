@@ -60,6 +60,26 @@ class ThinkTime:
             return rng.uniform(*self.params)
         return self.params[0]
 
+    def sample_residual(self, rng: random.Random) -> float:
+        """The think time left at a random moment of a long-running population (the
+        equilibrium residual, density (1 - F(x)) / mean): a user caught while thinking is
+        this far from its next turn. Drawn as U x X with X length-biased (density
+        x f(x) / mean): for exp:MEAN that is exponential with the same mean (memoryless),
+        for fixed:S uniform on 0..S."""
+        return rng.random() * self._sample_length_biased(rng)
+
+    def _sample_length_biased(self, rng: random.Random) -> float:
+        if self.kind == "exp":
+            mean = self.params[0]
+            return rng.gammavariate(2.0, mean) if mean > 0 else 0.0
+        if self.kind == "lognormal":  # length-biased lognormal: mu + sigma^2, same sigma
+            median, sigma = self.params
+            return rng.lognormvariate(math.log(median) + sigma * sigma, sigma)
+        if self.kind == "uniform":  # inverse of F(x) = (x^2 - LO^2) / (HI^2 - LO^2)
+            low, high = self.params
+            return math.sqrt(low * low + rng.random() * (high * high - low * low))
+        return self.params[0]
+
     @property
     def mean_s(self) -> float:
         """The distribution's mean in seconds."""
