@@ -132,7 +132,10 @@ def test_results_page_starts_a_verify_run(app_factory: Any, sim: Any, tmp_path: 
     result = json.loads((verify_dir / "verification.json").read_text())
     assert Path(result["source_run"]).name == sweep.name
     at = at.run()
-    assert metrics(at)["Users (verified, measured)"] != "not verified"
+    shown = metrics(at)["Users (verified, measured)"]
+    # no search: the predicted N is verified, or the page says that N (only) did not pass
+    predicted = result["predicted_users"]
+    assert shown == (str(predicted) if result["verified_users"] else f"{predicted} did not pass")
 
 
 def test_results_page_predicts_beside_the_run(app_factory: Any, two_runs: Path,

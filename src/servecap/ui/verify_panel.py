@@ -25,10 +25,15 @@ VERIFY_DEFAULTS: dict[str, Any] = {"turns": "uniform:2:8", "duration_s": 60.0, "
 
 
 def verified_value(capacity: RunCapacity) -> str:
-    """The verified-users metric: a count, "none passed" or "not verified"."""
-    if capacity.verification is None:
+    """The verified-users metric: a count, "not verified", "none passed" (a search found
+    no N) or "N did not pass" (only the predicted N was measured: a smaller N may)."""
+    found = capacity.verification
+    if found is None:
         return "not verified"
-    return str(capacity.verified_users) if capacity.verified_users else "none passed"
+    if capacity.verified_users:
+        return str(capacity.verified_users)
+    return "none passed" if found.get("search_status") else (
+        f"{found.get('predicted_users')} did not pass")
 
 
 def verified_caption(capacity: RunCapacity) -> str | None:
