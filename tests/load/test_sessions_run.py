@@ -215,3 +215,16 @@ def test_turns_all_needs_a_dataset():
     result = CliRunner().invoke(cli_app, ["run", "--base-url", "http://127.0.0.1:9/v1",
                                           "--users", "2", "--turns", "all"])
     assert result.exit_code == 2 and "needs --dataset" in result.output, result.output
+
+
+def test_a_level_ends_on_time_though_some_users_would_start_after_it(tmp_path):
+    # With exp:600 thinks most users' first turns (steady-state offsets, mean 600 s) fall
+    # after this 1 s level: they never send, and the level must not wait for them.
+    seen: list[list[dict[str, str]]] = []
+    with AppThread(chat_app(seen)) as server:
+        config = sessions_config(server.base_url, tmp_path, users=[200], think="exp:600",
+                                 ramp_s=0.0)
+        outcome = asyncio.run(asyncio.wait_for(run_benchmark_async(config), timeout=60))
+    rows = rows_of(outcome.run_dir)
+    # 1 - exp(-1/600) of 200 users is about 0.3: a handful at most start within the second
+    assert len(rows) < 20 and len(seen) == len(rows)

@@ -23,7 +23,7 @@ from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
 from servecap.core.text import printable
 
-VERIFY_S = 30.0  # api.demo.VERIFY_S (the api is imported only when the command runs)
+VERIFY_S = 45.0  # api.demo.VERIFY_S (the api is imported only when the command runs)
 
 if TYPE_CHECKING:
     from servecap.api.demo import DemoResult

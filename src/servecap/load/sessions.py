@@ -94,7 +94,9 @@ async def run_sessions_level(level: SessionsLevel, io: LevelIO) -> None:
     end = steady_from + round(level.duration_s * NS_PER_S)
 
     async def user_loop(user: VirtualUser) -> None:
-        await _think_until(t0 + round(user.start_offset_s * NS_PER_S))
+        # a steady population's first turns spread past the level's end (exponential
+        # residuals): those users never send, and the level must not wait for them
+        await _think_until(min(end, t0 + round(user.start_offset_s * NS_PER_S)))
         while not io.stopped and now_ns() < end:
             turn = user.next_request()
             record = _record(level, io, turn, warmup=now_ns() < steady_from)
