@@ -41,6 +41,7 @@ def measured(runs_dir: Path) -> dict[str, dict[int, dict[str, float]]]:
             lv.concurrency: {m: float(getattr(lv, m) or 0.0) for m in METRICS}
             | {"output_tok_s": float(lv.output_tok_s or 0.0)}
             for lv in run.levels
+            if lv.concurrency is not None  # a sweep's levels all have one
         }
     return out
 

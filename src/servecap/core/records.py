@@ -99,7 +99,7 @@ class RequestRecord:
     input_tokens_sent: int | None = None
     max_tokens_sent: int | None = None
     # Sessions: the virtual user, its conversation (from 0), the turn in it (from 1), the
-    # think time drawn before this turn (None for a user's first request, after the ramp)
+    # think time drawn before this turn (None for a user's first request, after its start offset)
     # and the one drawn after it (known even when the level ends before the next turn).
     user: int | None = None
     conversation: int | None = None

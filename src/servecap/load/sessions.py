@@ -87,7 +87,7 @@ async def _send(
 
 
 async def run_sessions_level(level: SessionsLevel, io: LevelIO) -> None:
-    """Run every user of the level until the ramp plus the duration has passed."""
+    """Run every user of the level until the warm-up plus the duration has passed."""
     plan, max_tokens = _plan(level, io)
     t0 = now_ns()
     steady_from = t0 + round(level.ramp_s * NS_PER_S)

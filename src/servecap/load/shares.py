@@ -7,7 +7,7 @@
   (the same function one process uses) and deals them round-robin, so the schedule is
   exact across workers (`load.planned`); an open loop's in-flight cap is split too.
 - Sessions: every worker builds the same seeded users and runs user u if u % N == k
-  (`LevelIO.part`), so each user's ramp offset, turns and think times are what one
+  (`LevelIO.part`), so each user's start offset, turns and think times are what one
   process would draw.
 """
 

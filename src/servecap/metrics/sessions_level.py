@@ -2,11 +2,11 @@
 mean think time, and TTFT by turn index.
 
 The level's window runs from its first to its last steady-state send (requests sent during
-the ramp are warm-up). Mean concurrency is the time the measured requests spent in flight
+the warm-up are left out). Mean concurrency is the time the measured requests spent in flight
 (each whole, from send to end) over the window's length: Little's law on the requests sent
 in the window, so edge effects cancel in the steady state (the requests still running at the
-window's close stand in for those the ramp left in flight at its open). Clipping every
-request to the window instead counts the ramp's slow first turns (cold start) as steady-state
+window's close stand in for those the warm-up left in flight at its open). Clipping every
+request to the window instead counts the warm-up's slow first turns (cold start) as steady-state
 load, which overstated the concurrency by up to 20% on short levels. R is the mean
 latency of the measured requests and Z the mean think time drawn after each request that
 ended in the window: chosen by when the think starts, never by its length, so the thinks the

@@ -34,7 +34,7 @@ is the (u + k * users)-th of a seeded shuffle, so users spread over the dataset.
 
 Contract: each request records its user, the user's conversation number (from 0), the turn
 (1 for a conversation's first) and the think time drawn before it (None for the user's first
-request, which follows the ramp offset instead). Randomness is per user and per purpose
+request, which follows its start offset instead). Randomness is per user and per purpose
 (think, turns, prompts), seeded from the plan, so a user's think times do not depend on how
 its conversations went. Calls out of order raise `RuntimeError`; a bad plan `ValueError`.
 """
