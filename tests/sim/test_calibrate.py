@@ -14,8 +14,11 @@ from servecap.sim.calibrate import main as calibrate_main
 from servecap.sim.fitting import fit_params, nelder_mead, pattern_search
 from servecap.sim.params import ModelParams
 from servecap.sim.profiles import Profile, load_profile_file
-from servecap.sim.sweep import closed_loop_sweep, fit_errors
+from servecap.sim.seed_bases import GENERIC_FREE, generic_base
+from servecap.sim.sweep import closed_loop_sweep, fit_errors, sweep_like
 from tests.seed_data import SEED_CSV
+
+DATA = Path(__file__).parents[1] / "data"
 
 
 def test_nelder_mead_finds_a_bowl_minimum() -> None:
@@ -45,6 +48,16 @@ def test_fit_recovers_known_parameters() -> None:
     assert loss < 1e-3
     assert got.step_base_ms == pytest.approx(12.0, rel=0.05)
     assert got.decode_ms_per_seq == pytest.approx(0.8, rel=0.1)
+
+
+def test_fit_does_not_stall_on_a_real_engine_s_levels() -> None:
+    """CI's llama-server levels (tests/data/README.md): one Nelder-Mead pass stalled at a
+    32% fit error with c=1 ITL 57% off, which a profile must trivially match."""
+    levels = read_levels(DATA / "llama-server-ci-levels.csv")["llama-tiny"]
+    prof = fit(levels, generic_base(8, 8192), free=list(GENERIC_FREE), with_holdout=False)
+    errors = fit_errors(sweep_like(prof.params, levels), levels)
+    assert errors["mape"] <= 0.2, errors
+    assert errors["c=1 itl_mean_ms"] <= 0.1, errors
 
 
 def test_fit_rejects_unknown_parameter_names() -> None:
