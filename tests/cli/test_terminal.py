@@ -11,6 +11,7 @@ import fcntl
 import io
 import os
 import pty
+import re
 import select
 import struct
 import subprocess
@@ -80,7 +81,8 @@ def test_demo_ending_on_an_80_column_terminal(tmp_path: Path) -> None:
     (tmp_path / "screen.txt").write_text("\n".join(lines))
     text = "\n".join(lines)
     assert code == 0, text[-3000:]
-    tables = [i for i, line in enumerate(lines) if "(SLOs on p90)" in line]
+    # a table's title: "vllm-direct: C_max 32, users 435 predicted, ..." (it may wrap)
+    tables = [i for i, line in enumerate(lines) if re.match(r"[\w-]+: C_max ", line)]
     assert len(tables) == 4, text
     # one live display, stopped before the tables: no bar is drawn from there on
     assert not any(BAR in line for line in lines[tables[0]:]), text
@@ -99,8 +101,15 @@ def test_demo_ending_on_an_80_column_terminal(tmp_path: Path) -> None:
     assert "95% CI" in lines[pairs[0] + 1] + lines[pairs[0] + 2], text
     verified = next(i for i, line in enumerate(lines) if line.startswith("Verification of "))
     assert verified > pairs[-1] and "x1 real time" in lines[verified] + lines[verified + 1]
+    # planned after the verification: the winner's table and the decision say what it found
+    winner = " ".join(lines[verified:verified + 2]).split("Verification of ")[1].split()[0]
+    (at,) = [i for i in tables if lines[i].startswith(f"{winner}: ")]
+    title = lines[at] + " " + lines[at + 1]
+    assert "not verified" not in title and "verified" in title, title
+    decision = " ".join(lines[next(i for i, ln in enumerate(lines) if ln.startswith("Deploy ")):])
+    assert "verified" in decision.split("runs:")[0], decision
     # the answer is the last thing said, before the paths
-    tail = [line for line in lines if line.strip()][-8:]
+    tail = [line for line in lines if line.strip()][-12:]
     assert any(line.startswith("Deploy ") for line in tail), tail
     assert [line.split()[0] for line in tail if line.startswith(("runs:", "report:"))] == [
         "runs:", "report:"]

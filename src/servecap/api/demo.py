@@ -123,6 +123,9 @@ def run_demo(
             result.verification, run = verify(
                 sweep, _verify_options(options.verify_s, comp_dir, slo), Secrets(), sink)
             result.verify_dir = run.run_dir
+            # planned again: the winner's table and the decision name the verified users
+            # (the verify run lies beside the sweeps, where plan finds it)
+            result.plan = plan_runs(load_runs(run_dirs), slo)
     _report(result, out_dir / "report", options.time_scale)
     return result
 
