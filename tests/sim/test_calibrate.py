@@ -18,8 +18,6 @@ from servecap.sim.seed_bases import GENERIC_FREE, generic_base
 from servecap.sim.sweep import closed_loop_sweep, fit_errors, sweep_like
 from tests.seed_data import SEED_CSV
 
-DATA = Path(__file__).parents[1] / "data"
-
 
 def test_nelder_mead_finds_a_bowl_minimum() -> None:
     target = np.array([0.3, 0.7, 0.55])
@@ -53,7 +51,7 @@ def test_fit_recovers_known_parameters() -> None:
 def test_fit_does_not_stall_on_a_real_engine_s_levels() -> None:
     """CI's llama-server levels (tests/data/README.md): one Nelder-Mead pass stalled at a
     32% fit error with c=1 ITL 57% off, which a profile must trivially match."""
-    levels = read_levels(DATA / "llama-server-ci-levels.csv")["llama-tiny"]
+    levels = read_levels(SEED_CSV.with_name("llama-server-ci-levels.csv"))["llama-tiny"]
     prof = fit(levels, generic_base(8, 8192), free=list(GENERIC_FREE), with_holdout=False)
     errors = fit_errors(sweep_like(prof.params, levels), levels)
     assert errors["mape"] <= 0.2, errors

@@ -58,10 +58,10 @@ SEED_COMMAND = (
     "--out-dir src/servecap/sim/profiles"
 )
 #: Nelder-Mead passes, each restarted from the last one's best with a smaller simplex: one
-#: pass can stall far from the optimum on this rough objective. CI's llama-server run (c=1,
-#: 4, 8 at 128/128) fitted to 34% after one pass (c=1 ITL 57% off) and to 12% after three;
-#: over twelve such runs (two measured, ten perturbed by 6%) one pass reached 14% median and
-#: 34% worst, three 11% and 17%, at twice the time (seconds on a few levels).
+#: pass can stall far from the optimum on this rough objective. CI's llama-server levels
+#: (c=1, 4, 8 at 128/128) fit to 32% after one pass (c=1 ITL 57% off) and 13% after three;
+#: with 11 copies moved by 6% (`bench/fit_search.py`), one pass reached 19.0% median and
+#: 31.8% worst (5 of 12 over 25%), three 13.1% and 16.2%, at twice the time (seconds here).
 RESTARTS = 3
 #: the committed seed profiles were fitted with one pass (and --evals 200); their headers'
 #: command reproduces them as they are
