@@ -228,3 +228,56 @@ def test_gather_window_lets_late_stragglers_join_without_a_hold() -> None:
     )
     assert _first_token_wait(p, 0, arrive=0.015) < 0.1  # joins the batch just started
     assert np.mean([_first_token_wait(p, s, arrive=0.5) for s in range(20)]) > 0.3
+
+
+SGLANG = SIMPLE.model_copy(update={"frontend_ms": 0.0, "prefill_alone": True})
+
+
+def test_prefill_alone_pauses_the_running_streams() -> None:
+    events = {}
+    for alone in (True, False):
+        eng = StepEngine(SGLANG.model_copy(update={"prefill_alone": alone}))
+        eng.add(0, 10, 5, 0.0)
+        ev = [(t, e) for t, e in run_until(eng, 0.012)]
+        eng.add(1, 100, 2, 0.012)
+        events[alone] = ev + run(eng)
+    # 0: prefill 11 ms, decode 11 ms; then 1's prefill of 100 tokens: alone, 20 ms and no
+    # token for 0; mixed, 21 ms (its decode rides along) and 0's token with 1's first
+    first1 = {alone: times_of(ev, 1)[0] for alone, ev in events.items()}
+    assert first1[True] == pytest.approx(0.042)
+    assert first1[False] == pytest.approx(0.043)
+    assert first1[True] not in times_of(events[True], 0)
+    assert first1[False] in times_of(events[False], 0)
+
+
+def test_output_lag_holds_a_step_until_the_next_prefill_ends() -> None:
+    firsts = {}
+    for lag in (True, False):
+        eng = StepEngine(SGLANG.model_copy(update={"output_lag": lag}))
+        eng.add(0, 100, 3, 0.0)
+        ev = run_until(eng, 0.001)
+        eng.add(1, 100, 3, 0.001)  # a millisecond late: its own prefill step, after 0's
+        ev += run(eng)
+        firsts[lag] = (times_of(ev, 0)[0], times_of(ev, 1)[0])
+    # each prefill step is 10 + 0.1 x 100 = 20 ms; with the lag, 0's first token waits for
+    # the launch of 1's prefill, so both come out at 40 ms (the seed's sglang-direct pairs)
+    assert firsts[False] == pytest.approx((0.020, 0.040))
+    assert firsts[True] == pytest.approx((0.040, 0.040))
+
+
+def test_output_lag_drops_what_a_cancelled_request_had_held() -> None:
+    eng = StepEngine(SGLANG.model_copy(update={"output_lag": True}))
+    eng.add(0, 100, 3, 0.0)
+    run_until(eng, 0.001)
+    eng.add(1, 100, 3, 0.001)
+    assert run_until(eng, 0.030) == []  # 0's first token is held behind 1's prefill
+    eng.cancel(0)
+    assert {e.rid for _, e in run(eng)} == {1}
+
+
+def run_until(engine: StepEngine, until: float) -> list[tuple[float, Emission]]:
+    """Advance an engine through the events due before ``until``."""
+    out: list[tuple[float, Emission]] = []
+    while (t := engine.next_time()) is not None and t < until:
+        out += [(t, e) for e in engine.advance(t)]
+    return out

@@ -18,6 +18,19 @@ requests whose time is up join the batch together once there are at least
 ``admit_ratio * running`` of them, so prefills batch together. An idle engine admits at
 once, and requests that reach it within ``gather_ms`` of that start join without a hold.
 
+Two scheduling policies are set from the engine (``ModelParams``). With ``prefill_alone``
+a step that prefills serves no decoding sequence: SGLang runs a prefill batch on its own
+unless ``--enable-mixed-chunk`` is given, so the running streams pause for it (vLLM mixes
+prefill chunks into the decode batch, the default here). With ``output_lag`` a step's
+tokens go out only when the next step has been launched, as SGLang's overlap scheduler
+processes a batch's results after it launches the next one; launching an eager prefill is
+bound by the CPU and lasts about as long as the prefill runs, so a step followed by a
+prefill step delivers its tokens when that prefill step ends (after a decode step, whose
+launch is a captured graph's, at once). Two requests that reach an idle SGLang scheduler a
+millisecond apart are thus prefilled one after the other, and the first one's token waits
+for the second's prefill: the seed's sglang-direct TTFT doubles from c=1 to c=2 (400 to 772
+ms), both requests of a pair alike.
+
 The hold is per request and memoryless on purpose. A gate that opened a fixed interval
 after the last admission made a request's wait a cliff in its arrival phase (ready just
 after a step boundary: a whole interval), so a client's few milliseconds of turnaround
@@ -139,6 +152,7 @@ class _Step:
     # tokens each decoded sequence receives, in the same order; None: one each (no
     # speculation), which spares a tuple per sequence per step on the common path
     tokens: list[int] | None = None
+    prefill_tokens: int = 0  # prompt tokens the step prefills
 
 
 class StepEngine:
@@ -158,6 +172,7 @@ class StepEngine:
         self._clock = 0.0
         self._batch_start = -np.inf  # when an idle engine last started a batch
         self._last_step_s = 0.0  # duration of the step planned last
+        self._lagged: StepEmissions | None = None  # output_lag: the last step's, held back
 
     def add(
         self, rid: int, prompt_tokens: int, max_tokens: int, now: float, blocks: Sequence[int] = ()
@@ -177,6 +192,11 @@ class StepEngine:
         for seq in list(self._waiting):
             if seq.rid == rid:
                 self._waiting.remove(seq)
+        if self._lagged is not None:
+            self._lagged = StepEmissions(
+                [e for e in self._lagged.first if e.rid != rid],
+                [e for e in self._lagged.rest if e.rid != rid],
+            )
         for seq in list(self._running):
             if seq.rid == rid:
                 seq.cancelled = True
@@ -206,7 +226,8 @@ class StepEngine:
         tokens are built at once; the rest is lazy, so a real-time driver writes the first
         tokens before the rest of a big batch is even counted. The driver must consume
         ``rest`` before it calls ``plan``, which does not delay the tokens either (the plan's
-        virtual time is the same either way)."""
+        virtual time is the same either way). With ``output_lag`` the step's tokens are
+        built at once and the next step is planned here (``_after_launch``)."""
         if self._step is None:
             self._clock = max(self._clock, now)
             return NO_EMISSIONS
@@ -216,7 +237,8 @@ class StepEngine:
         step, self._step = self._step, None
         done: list[_Seq] = []
         first = self._first_emissions(step, done)
-        return StepEmissions(first, self._rest_emissions(step, done, len(first)))
+        out = StepEmissions(first, self._rest_emissions(step, done, len(first)))
+        return self._after_launch(out) if self.p.output_lag else out
 
     def plan(self) -> None:
         """The second half of ``advance``: plan the next step at the engine's clock."""
@@ -224,6 +246,19 @@ class StepEngine:
             self._plan(self._clock)
 
     # -- internals -------------------------------------------------------------------------
+
+    def _after_launch(self, out: StepEmissions) -> StepEmissions:
+        """``output_lag``: what goes out when a step ends. The next step is planned first
+        (launched, in the engine's terms); the step before's held tokens go out now, and this
+        step's too unless the next one prefills, whose launch holds them until it ends."""
+        now = StepEmissions(out.first, list(out.rest))  # the step's bookkeeping runs here
+        self._plan(self._clock)
+        held, self._lagged = self._lagged, None
+        if self._step is not None and self._step.prefill_tokens:
+            self._lagged, now = now, NO_EMISSIONS
+        if held is None:
+            return now
+        return StepEmissions([*held.first, *now.first], [*held.rest, *now.rest])
 
     def _admit(self, t: float) -> None:
         while self._pending and self._pending[0][0] <= t:
@@ -287,8 +322,12 @@ class StepEngine:
                         step.prefilled.append(seq)
             else:
                 decoding.append(seq)
+        alone = self.p.prefill_alone and prefill_tokens > 0
+        if alone:
+            decoding = []  # the running streams pause while the prefill batch runs
         step.decoded, step.tokens = decoding, self._decode_plan(decoding)
-        step.end = t + self._duration(len(decoding), prefill_tokens) / 1000.0
+        step.prefill_tokens = prefill_tokens
+        step.end = t + self._duration(len(decoding), prefill_tokens, context=not alone) / 1000.0
         self._last_step_s = step.end - t
         self._step = step
         self.counters.steps += 1
@@ -319,9 +358,11 @@ class StepEngine:
             for seq, a in zip(decoding, accepted.tolist(), strict=True)
         ]
 
-    def _duration(self, n_decoding: int, prefill_tokens: int) -> float:
+    def _duration(self, n_decoding: int, prefill_tokens: int, context: bool = True) -> float:
+        # a prefill step that runs alone reads no decode context: its prompts' own
+        # attention is in the per-token prefill cost
         ctx = 0
-        if self.p.ctx_ms_per_ktoken:
+        if self.p.ctx_ms_per_ktoken and context:
             ctx = sum(s.prompt - s.prefill_left + s.generated for s in self._running)
         ms = step_ms(self.p, n_decoding, prefill_tokens, ctx, n_decoding > 0 and self._spec_on())
         if self.p.jitter > 0.0:

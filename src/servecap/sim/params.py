@@ -51,6 +51,14 @@ class ModelParams(BaseModel):
     prefill_step_ms: float = Field(0.0, ge=0.0)
     # chunked prefill: at most this many prompt tokens are processed in one step
     prefill_budget_tokens: int = Field(8192, ge=1)
+    # scheduling policy, set from the engine rather than fitted (see model.py):
+    # a step that prefills runs alone, the running requests do not decode in it (SGLang
+    # without --enable-mixed-chunk); off, prefill chunks ride along in the decode batch (vLLM)
+    prefill_alone: bool = False
+    # a step's tokens go out only once the next step is launched (SGLang's overlap
+    # scheduler), and launching a prefill step takes as long as running it (an eager,
+    # launch-bound prefill), so a step followed by a prefill step delivers when that ends
+    output_lag: bool = False
     # admission
     max_num_seqs: int = Field(256, ge=1)
     kv_budget_tokens: int = Field(1_000_000, ge=1)
