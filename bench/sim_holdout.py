@@ -5,6 +5,7 @@ tests/data/kimi-k3-b300-appendix-a.csv) the calibrator's own fit sees c = 1, 8 a
 and the profile it makes predicts c = 2, 4, 16 and 32:
 
     python bench/sim_holdout.py                 # virtual time (the pure closed-loop sweep)
+    python bench/sim_holdout.py --only sglang-direct --seeds 4   # one deployment's row
     python bench/sim_holdout.py --client        # also through the user's path: the fitted
                                                 # profile served by `servecap sim`, swept at
                                                 # the held-out levels by `servecap run`
@@ -33,6 +34,7 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -99,12 +101,12 @@ def _row(config: str, fit: float, held: dict[str, float], client: dict[str, floa
     return line
 
 
-def virtual_and_client(evals: int, seeds: int, client: bool) -> None:
+def virtual_and_client(evals: int, seeds: int, client: bool, configs: Sequence[str]) -> None:
     head = "| deployment | fit error on its 3 levels | held-out mean | held-out worst |"
     print(head + (" through the user's path: mean / worst |" if client else ""))
     print("|---|---|---|---|" + ("---|" if client else ""))
     with tempfile.TemporaryDirectory(prefix="sim-holdout-") as tmp:
-        for config in CONFIGS:
+        for config in configs:
             t0 = time.monotonic()
             held = _held_out(config, evals, seeds)
             fit = fit_errors(closed_loop_sweep(held.params, [1, 8, 64]), held.train)["mape"]
@@ -120,13 +122,13 @@ SPLITS: tuple[tuple[int, ...], ...] = (
 )
 
 
-def splits(evals: int, seeds: int) -> None:
+def splits(evals: int, seeds: int, configs: Sequence[str]) -> None:
     """Each seed deployment fitted on each of SPLITS (the calibrator's fit, as the held-out
     fit), predicting the levels it did not see: the error, and the worst cell."""
     print("| deployment | fitted on c= | error on those | predicted: mean / worst (cell) |")
     print("|---|---|---|---|")
     seed = read_levels(SEED_CSV)
-    for config in CONFIGS:
+    for config in configs:
         base = seed_bases()[config].params
         for train in SPLITS:
             fitted_on = [r for r in seed[config] if int(r["concurrency"]) in train]
@@ -140,7 +142,7 @@ def splits(evals: int, seeds: int) -> None:
                   f"{errs['max']:.1%} ({worst}) |", flush=True)  # fmt: skip
 
 
-def noise(draws: int) -> None:
+def noise(draws: int, configs: Sequence[str]) -> None:
     """What a perfect model would score on the held-out levels: the committed profile's
     expectation (the mean of ``draws`` seeded 10-round sweeps) against each draw in turn, as
     if that draw were the seed report. The seed is one such draw of its servers, so this is
@@ -149,7 +151,7 @@ def noise(draws: int) -> None:
     print(f"| deployment | mean error: median / max over {draws} draws | worst cell: median / "
           "P90 / max | P90 TTFT worst cell: median / max |")  # fmt: skip
     print("|---|---|---|---|")
-    for config in CONFIGS:
+    for config in configs:
         params = load_profile(config).params
         runs = [closed_loop_sweep(params, test, 10, seed=s) for s in range(draws)]
         expected = [{k: float(np.mean([run[i][k] for run in runs])) for k in row}
@@ -218,19 +220,21 @@ def main() -> None:
     parser.add_argument("--splits", action="store_true")
     parser.add_argument("--noise", action="store_true")
     parser.add_argument("--draws", type=int, default=30, help="--noise draws")
+    only = "rows of the held-out table, --splits, --noise"
+    parser.add_argument("--only", action="append", choices=CONFIGS, help=only)
     args = parser.parse_args()
     if args.recorded:
         recorded()
     elif args.splits:
-        splits(args.evals, args.seeds)
+        splits(args.evals, args.seeds, args.only or CONFIGS)
     elif args.noise:
-        noise(args.draws)
+        noise(args.draws, args.only or CONFIGS)
     elif args.cmax:
         cmax_through_client(args.rounds)
     elif args.engine:
         engine()
     else:
-        virtual_and_client(args.evals, args.seeds, args.client)
+        virtual_and_client(args.evals, args.seeds, args.client, args.only or CONFIGS)
 
 
 if __name__ == "__main__":

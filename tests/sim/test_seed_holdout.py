@@ -24,11 +24,14 @@ CONFIGS = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")
 HOLDOUT_FITS = Path(__file__).resolve().parents[2] / "src" / "servecap" / "sim" / "holdout_fits"
 SEED_CMAX = {"vllm-direct": 32, "vllm-spec": 32, "sglang-direct": 16, "sglang-spec": 2}
 # What the held-out fits reach today (bench/sim_holdout.py prints the table), as a guard
-# against getting worse. Issue 20's bar, a mean <= 10% and no cell > 30% for every
-# deployment, is NOT met yet: means 10.6-14.5%, worst cells 35-55% (all but one of the cells
-# beyond 30% are TTFT means: the admission wait between the fitted levels).
+# against getting worse. Issue 20's bar, a mean <= 10% and no cell > 30%, is met by
+# sglang-direct alone (4.6% / 16.5%, since its SGLang scheduling policy); the other three
+# reach means of 10.6-14.5% and worst cells of 37-55% (all but one of the cells beyond 30%
+# are TTFT means: the admission wait between the fitted levels).
 HELD_OUT_MEAN = 0.15
 HELD_OUT_WORST = 0.56
+BAR_MEAN, BAR_WORST = 0.10, 0.30
+BAR_GAPS = {"vllm-direct", "vllm-spec", "sglang-spec"}
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +55,20 @@ def test_held_out_fit_predicts_the_levels_it_never_saw(
     cal = load_profile(name).calibration
     assert float(cal["holdout_mape"]) == pytest.approx(errs["mape"], abs=1e-3)
     assert cal["holdout_split"] == "fit on c=1,8,64; predicted c=2,4,16,32"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="held-out bar not met yet"))
+     if n in BAR_GAPS else n for n in CONFIGS],
+)  # fmt: skip
+def test_held_out_fit_meets_the_bar(name: str, seed: dict[str, list[dict[str, float]]]) -> None:
+    """Issue 20's bar: fitted on c = 1, 8 and 64, a mean error of at most 10% and no cell
+    beyond 30% on the four levels the fit never saw (strict: a gap fails once it closes)."""
+    held = load_profile_file(HOLDOUT_FITS / f"{name}.toml")
+    test = [r for r in seed[name] if int(r["concurrency"]) in (2, 4, 16, 32)]
+    errs = fit_errors(closed_loop_sweep(held.params, [2, 4, 16, 32]), test)
+    assert errs["mape"] <= BAR_MEAN and errs["max"] <= BAR_WORST, (errs["mape"], errs["max"])
 
 
 @pytest.mark.parametrize("name", CONFIGS)

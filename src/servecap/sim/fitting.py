@@ -130,6 +130,11 @@ def default_free(base: ModelParams) -> list[str]:
     if not (base.speculative and base.spec_graph_max_batch):
         free.remove("spec_eager_factor")
         free.remove("spec_eager_floor_ms")
+    if base.admit_hold_steps == 0 and base.admit_interval_ms == 0:
+        # a base without a hold (an engine that admits at every step, as SGLang's does) is
+        # fitted without one: its waits come from its scheduling policy
+        hold = ("admit_ratio", "admit_interval_ms", "admit_hold_steps")
+        return [k for k in free if k not in hold]
     # the hold's mean is fitted in steps or in ms, whichever the base uses
     free.remove("admit_interval_ms" if base.admit_hold_steps > 0 else "admit_hold_steps")
     return free

@@ -81,7 +81,9 @@ _SPEC_SGLANG = {"method": "DSPARK", "draft_model": "RadixArk/Kimi-K3-DSpark", "b
 # number of steps (admit_hold_steps), the other two for a time (admit_interval_ms): what
 # their seed TTFTs show (a wait that grows with the step time, or one that does not).
 # A held-out fit starts here too, so its error is somewhat flattered: these points were
-# fitted to all seven levels.
+# fitted to all seven levels. sglang-direct's is not: when its SGLang scheduling policy
+# (prefill_alone, output_lag) came in, its start was set by hand from c=1's TTFT (400 ms: a
+# 20 ms frontend, a 365 ms prefill step, a decode step) with the step costs kept, and no hold.
 _START: dict[str, dict[str, float]] = {
     "vllm-direct": {
         "frontend_ms": 18.807739,
@@ -113,16 +115,16 @@ _START: dict[str, dict[str, float]] = {
         "verify_exp": 1.197978,
     },
     "sglang-direct": {
-        "frontend_ms": 418.588581,
-        "frontend_jitter": 0.583172,
+        "frontend_ms": 20.0,
+        "frontend_jitter": 1.0,
         "step_base_ms": 7.599393,
         "decode_ms_per_seq": 1.466654,
         "decode_exp": 0.487365,
         "ctx_ms_per_ktoken": 0.463951,
-        "prefill_ms_per_token": 0.045,
-        "prefill_step_ms": 46.083221,
-        "admit_ratio": 0.034386,
-        "admit_interval_ms": 371.519122,
+        "prefill_ms_per_token": 0.02,
+        "prefill_step_ms": 365.0,
+        "admit_ratio": 0.0,
+        "admit_interval_ms": 0.0,
     },
     "sglang-spec": {
         "frontend_ms": 64.774916,
@@ -162,7 +164,11 @@ _SET_FROM: dict[str, str] = {
     "the seed's c=64 TTFT (1.0 s) rules a 32-sequence limit out (a queued request would "
     "wait a whole request, 6 s or more)",
     "sglang-direct": "prefill_budget_tokens = 8192 (SGLang's --chunked-prefill-size); "
-    "max_num_seqs = 256",
+    "max_num_seqs = 256; prefill_alone (no --enable-mixed-chunk: a prefill batch runs "
+    "alone); output_lag (SGLang's overlap scheduler, on without speculation, hands a step's "
+    "tokens out after launching the next step, and the hybrid model's eager prefill launch "
+    "lasts as long as the prefill); idle_window_ms = 0 (an idle scheduler runs the first "
+    "request it receives); no admission hold (SGLang admits at every step)",
     "sglang-spec": "num_spec_tokens = 7 (--speculative-dspark-block-size 7); "
     "kv_budget_tokens = 8192 (32 requests of 128 + 128 tokens: the seed's TTFT jump at c=64); "
     "spec_graph_max_batch = 8 and spec_off_when_waiting (speculative CUDA graphs up to 8 "
@@ -173,11 +179,15 @@ _SET_FROM: dict[str, str] = {
 def _base(
     name: str, desc: str, deployment: Deployment, **params: float | int | bool | str
 ) -> Profile:
-    # prefix caching stays off: the seed's measurements that calibrated these profiles sent
-    # distinct-enough prompts that no cache mattered, and with it on servecap's own built-in
-    # prompts (which repeat after 120 requests) would hit and move the fit away from the
-    # seed. `servecap sim --prefix-caching on` serves a profile with its cache (vLLM's
-    # --enable-prefix-caching, SGLang's radix cache) for workloads that share prefixes.
+    # prefix caching stays off. The seed's tool (CordatusAI/llm-benchmark) sends
+    # prompts[:10c] of one shuffled list of 100 at every level, so each level resends the
+    # prompts of the levels before it (from c=16 on, nearly all); but on a hybrid model
+    # (Kimi K3's KDA layers) vLLM sizes its KV blocks to the linear-attention state, hundreds
+    # of tokens (528 for Qwen3.5, vllm-project/vllm#40696), and caches full blocks only, so
+    # ~128-token prompts never hit. With 16-token blocks the repeats would cut vllm-direct's
+    # c=64 TTFT by 38%, and a refit with them predicted the held-out levels worse (14.6%
+    # mean, 70.9% worst). `servecap sim --prefix-caching on` serves a profile with its cache
+    # (vLLM's --enable-prefix-caching, SGLang's radix cache) for workloads that share them.
     merged = {
         "idle_window_ms": 3.0,
         "gather_ms": GATHER_MS,
@@ -229,7 +239,14 @@ def seed_bases() -> dict[str, Profile]:
             prefill_budget_tokens=512,
             num_spec_tokens=7,
         ),
-        "sglang-direct": _base("sglang-direct", what.format("SGLang, no speculation"), sd),
+        "sglang-direct": _base(
+            "sglang-direct",
+            what.format("SGLang, no speculation"),
+            sd,
+            prefill_alone=True,
+            output_lag=True,
+            idle_window_ms=0.0,
+        ),
         "sglang-spec": _base(
             "sglang-spec",
             what.format("SGLang + DSpark speculation"),
