@@ -8,9 +8,10 @@ import time
 
 import pytest
 
+from servecap.sim.emissions import Emission, StepEmissions
 from servecap.sim.engine_loop import EngineLoop, Lateness
 from servecap.sim.engines import make_engine
-from servecap.sim.model import Emission, Engine, StepEmissions
+from servecap.sim.model import Engine
 from servecap.sim.profiles import builtin_profile
 
 

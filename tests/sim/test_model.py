@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from servecap.sim.emissions import Emission
 from servecap.sim.fixed_engine import FixedEngine
 from servecap.sim.model import (
-    Emission,
     StepEngine,
     accepted_drafts,
     expected_tokens_per_step,

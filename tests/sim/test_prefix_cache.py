@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import pytest
 
 from servecap.sim.blocks import block_hashes
-from servecap.sim.model import Emission, StepEngine
+from servecap.sim.emissions import Emission
+from servecap.sim.model import StepEngine
 from servecap.sim.params import ModelParams
 from servecap.sim.prefix_cache import BlockCache, KVSpace
 from servecap.sim.sweep import closed_loop_level

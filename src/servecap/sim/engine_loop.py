@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from servecap.sim.emissions import Emission, StepEmissions
 from servecap.sim.engines import make_engine
 from servecap.sim.histogram import ServedLatency
-from servecap.sim.model import Emission, StepEmissions
 from servecap.sim.params import ModelParams
 
 FINE_S = 0.001

@@ -5,7 +5,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 
-from servecap.sim.model import Counters, Emission, StepEmissions
+from servecap.sim.emissions import Emission, StepEmissions
+from servecap.sim.model import Counters
 from servecap.sim.params import ModelParams
 
 

@@ -21,15 +21,9 @@ once, and requests that reach it within ``gather_ms`` of that start join without
 Two scheduling policies are set from the engine (``ModelParams``). With ``prefill_alone``
 a step that prefills serves no decoding sequence: SGLang runs a prefill batch on its own
 unless ``--enable-mixed-chunk`` is given, so the running streams pause for it (vLLM mixes
-prefill chunks into the decode batch, the default here). With ``output_lag`` a step's
-tokens go out only when the next step has been launched, as SGLang's overlap scheduler
-processes a batch's results after it launches the next one; launching an eager prefill is
-bound by the CPU and lasts about as long as the prefill runs, so a step followed by a
-prefill step delivers its tokens when that prefill step ends (after a decode step, whose
-launch is a captured graph's, at once). Two requests that reach an idle SGLang scheduler a
-millisecond apart are thus prefilled one after the other, and the first one's token waits
-for the second's prefill: the seed's sglang-direct TTFT doubles from c=1 to c=2 (400 to 772
-ms), both requests of a pair alike.
+prefill chunks into the decode batch, the default here). With ``output_lag`` a step followed
+by a prefill step delivers its tokens when that prefill ends (SGLang's overlap scheduler
+with an eager prefill launch; see ``output_lag``).
 
 The hold is per request and memoryless on purpose. A gate that opened a fixed interval
 after the last admission made a request's wait a cliff in its arrival phase (ready just
@@ -43,49 +37,22 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 import numpy as np
 
+from servecap.sim.emissions import NO_EMISSIONS, Emission, StepEmissions
+from servecap.sim.output_lag import OutputLag
 from servecap.sim.params import ModelParams
 from servecap.sim.prefix_cache import KVSpace
 from servecap.sim.step_cost import accepted_drafts, expected_tokens_per_step, step_ms
-
-
-class Emission(NamedTuple):
-    """Tokens one request receives at one event time."""
-
-    rid: int
-    tokens: int
-    first: bool
-    done: bool
-
 
 # builds an Emission without NamedTuple's Python-level __new__ (half the cost, once a chunk)
 _emission = tuple.__new__
 
 
-class StepEmissions(NamedTuple):
-    """One step's emissions in the two phases a driver delivers them in.
-
-    ``first`` are the step's first tokens (they make TTFT, so a driver writes them before it
-    even builds the rest); ``rest`` is everything else. Keeping them apart in the type, not
-    in an ordering convention, means an engine cannot interleave them and a driver cannot
-    count a first token's write as an ordinary chunk's. ``rest`` may be lazy: a driver must
-    consume it fully (after ``first``) before it calls ``plan``.
-    """
-
-    first: Sequence[Emission]
-    rest: Iterable[Emission]
-
-    def all(self) -> list[Emission]:
-        """Both phases as one list, first tokens first."""
-        return [*self.first, *self.rest]
-
-
-NO_EMISSIONS = StepEmissions((), ())
 
 
 class Engine(Protocol):
@@ -172,7 +139,7 @@ class StepEngine:
         self._clock = 0.0
         self._batch_start = -np.inf  # when an idle engine last started a batch
         self._last_step_s = 0.0  # duration of the step planned last
-        self._lagged: StepEmissions | None = None  # output_lag: the last step's, held back
+        self._lag = OutputLag() if params.output_lag else None
 
     def add(
         self, rid: int, prompt_tokens: int, max_tokens: int, now: float, blocks: Sequence[int] = ()
@@ -192,11 +159,8 @@ class StepEngine:
         for seq in list(self._waiting):
             if seq.rid == rid:
                 self._waiting.remove(seq)
-        if self._lagged is not None:
-            self._lagged = StepEmissions(
-                [e for e in self._lagged.first if e.rid != rid],
-                [e for e in self._lagged.rest if e.rid != rid],
-            )
+        if self._lag is not None:
+            self._lag.drop(rid)
         for seq in list(self._running):
             if seq.rid == rid:
                 seq.cancelled = True
@@ -238,7 +202,7 @@ class StepEngine:
         done: list[_Seq] = []
         first = self._first_emissions(step, done)
         out = StepEmissions(first, self._rest_emissions(step, done, len(first)))
-        return self._after_launch(out) if self.p.output_lag else out
+        return out if self._lag is None else self._after_launch(out, self._lag)
 
     def plan(self) -> None:
         """The second half of ``advance``: plan the next step at the engine's clock."""
@@ -247,18 +211,12 @@ class StepEngine:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _after_launch(self, out: StepEmissions) -> StepEmissions:
-        """``output_lag``: what goes out when a step ends. The next step is planned first
-        (launched, in the engine's terms); the step before's held tokens go out now, and this
-        step's too unless the next one prefills, whose launch holds them until it ends."""
-        now = StepEmissions(out.first, list(out.rest))  # the step's bookkeeping runs here
+    def _after_launch(self, out: StepEmissions, lag: OutputLag) -> StepEmissions:
+        """``output_lag``: plan (launch) the next step first, then let ``lag`` decide what
+        goes out; the step's bookkeeping runs here, as its ``rest`` is consumed."""
+        now = StepEmissions(out.first, list(out.rest))
         self._plan(self._clock)
-        held, self._lagged = self._lagged, None
-        if self._step is not None and self._step.prefill_tokens:
-            self._lagged, now = now, NO_EMISSIONS
-        if held is None:
-            return now
-        return StepEmissions([*held.first, *now.first], [*held.rest, *now.rest])
+        return lag.release(now, self._step is not None and self._step.prefill_tokens > 0)
 
     def _admit(self, t: float) -> None:
         while self._pending and self._pending[0][0] <= t:
@@ -411,9 +369,7 @@ class StepEngine:
 
 __all__ = [
     "Counters",
-    "Emission",
     "Engine",
-    "StepEmissions",
     "StepEngine",
     "accepted_drafts",
     "expected_tokens_per_step",

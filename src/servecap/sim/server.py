@@ -18,10 +18,10 @@ from typing import Any
 from servecap.sim import SIM_VERSION
 from servecap.sim.blocks import block_hashes
 from servecap.sim.chunks import ChunkMaker
+from servecap.sim.emissions import Emission
 from servecap.sim.engine_loop import EngineLoop
 from servecap.sim.http11 import HttpRequest, Responder
 from servecap.sim.metrics_text import render_metrics
-from servecap.sim.model import Emission
 from servecap.sim.openai import BadRequest, SimRequest, parse_request, sse
 from servecap.sim.profiles import Profile
 from servecap.sim.wire import WriteBatch
