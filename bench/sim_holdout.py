@@ -17,6 +17,9 @@ and the profile it makes predicts c = 2, 4, 16 and 32:
     python bench/sim_holdout.py --splits        # other training levels than 1, 8 and 64
                                                 # (three, four and five of the seven): is
                                                 # it the split or the model?
+    python bench/sim_holdout.py --seed-prompts 3  # the held-out fit swept with the
+                                                # prompts the seed's tool really sent (54-166
+                                                # tokens, not 128), in 3 shuffled orders
     python bench/sim_holdout.py --noise         # the floor: a perfect model (the committed
                                                 # profile's expectation) scored against
                                                 # one 10-round draw of itself
@@ -48,6 +51,7 @@ from servecap.sim.fitting import default_free, fit_params  # noqa: E402
 from servecap.sim.holdout import HeldOut, holdout  # noqa: E402
 from servecap.sim.profiles import load_profile  # noqa: E402
 from servecap.sim.seed_bases import seed_bases  # noqa: E402
+from servecap.sim.seed_prompts import seed_prompt_tokens  # noqa: E402
 from servecap.sim.sweep import (  # noqa: E402
     TAIL_METRICS,
     closed_loop_sweep,
@@ -60,14 +64,15 @@ CONFIGS = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")
 SEED_CMAX = {"vllm-direct": 32, "vllm-spec": 32, "sglang-direct": 16, "sglang-spec": 2}
 
 
-def _held_out(config: str, evals: int, seeds: int) -> HeldOut:
+def _held_out(config: str, evals: int, seeds: int, prompts: Sequence[int] = ()) -> HeldOut:
     base = seed_bases()[config].params
     free = default_free(base)
 
     def fit_fn(rows: list[dict[str, float]]) -> Any:
-        return fit_params(rows, base, free, max_evals=evals, seeds=seeds)[0]
+        return fit_params(rows, base, free, max_evals=evals, seeds=seeds,
+                          prompt_lengths=prompts)[0]  # fmt: skip
 
-    held = holdout(read_levels(SEED_CSV)[config], fit_fn)
+    held = holdout(read_levels(SEED_CSV)[config], fit_fn, prompts)
     assert held is not None
     return held
 
@@ -140,6 +145,23 @@ def splits(evals: int, seeds: int, configs: Sequence[str]) -> None:
             worst = max((k for k in errs if k not in ("mape", "max")), key=errs.__getitem__)
             print(f"| {config} | {','.join(map(str, train))} | {fit:.1%} | {errs['mape']:.1%} / "
                   f"{errs['max']:.1%} ({worst}) |", flush=True)  # fmt: skip
+
+
+def seed_prompts(evals: int, seeds: int, orders: int, configs: Sequence[str]) -> None:
+    """The held-out table swept as the seed report's tool sent its "128/128": its own 100
+    prompts (54-166 tokens, sim/seed_prompts.py) in ``orders`` shuffled orders, beside the
+    128-token prompts the committed profiles are fitted to."""
+    head = " | ".join(f"order {k}" for k in range(orders))
+    print(f"| deployment | 128-token prompts | seed prompts: {head} | mean over orders |")
+    print("|---|---|" + "---|" * (orders + 1))
+    for config in configs:
+        cells = [fit_errors((h := _held_out(config, evals, seeds)).pred, h.target)]
+        for order in range(orders):
+            held = _held_out(config, evals, seeds, seed_prompt_tokens(order))
+            cells.append(fit_errors(held.pred, held.target))
+        text = [f"{e['mape']:.1%} / {e['max']:.1%}" for e in cells]
+        avg = np.mean([e["mape"] for e in cells[1:]]), np.mean([e["max"] for e in cells[1:]])
+        print(f"| {config} | {' | '.join(text)} | {avg[0]:.1%} / {avg[1]:.1%} |", flush=True)
 
 
 def noise(draws: int, configs: Sequence[str]) -> None:
@@ -220,13 +242,17 @@ def main() -> None:
     parser.add_argument("--splits", action="store_true")
     parser.add_argument("--noise", action="store_true")
     parser.add_argument("--draws", type=int, default=30, help="--noise draws")
-    only = "rows of the held-out table, --splits, --noise"
+    orders = "the held-out table with the seed tool's own prompts, in this many orders"
+    parser.add_argument("--seed-prompts", type=int, default=0, metavar="ORDERS", help=orders)
+    only = "rows of the held-out table, --splits, --noise, --seed-prompts"
     parser.add_argument("--only", action="append", choices=CONFIGS, help=only)
     args = parser.parse_args()
     if args.recorded:
         recorded()
     elif args.splits:
         splits(args.evals, args.seeds, args.only or CONFIGS)
+    elif args.seed_prompts:
+        seed_prompts(args.evals, args.seeds, args.seed_prompts, args.only or CONFIGS)
     elif args.noise:
         noise(args.draws, args.only or CONFIGS)
     elif args.cmax:

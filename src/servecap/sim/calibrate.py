@@ -177,8 +177,10 @@ def fit(
     """A profile like ``base`` with its parameters fitted to ``levels`` (each at its own
     workload), its ``[calibration]`` table holding the fit error and (``with_holdout``) the held-out
     error of the same fit on part of the levels (see ``holdout``)."""
-    opts = {"max_evals": max_evals, "restarts": restarts, "seeds": seeds, "rounds": rounds}
-    return fit_with_holdout(levels, base, free, name, source, with_holdout, **opts)[0]
+    return fit_with_holdout(
+        levels, base, free, name, source, with_holdout, max_evals=max_evals, restarts=restarts,
+        seeds=seeds, rounds=rounds,
+    )[0]  # fmt: skip
 
 
 def fit_with_holdout(
@@ -192,31 +194,38 @@ def fit_with_holdout(
     restarts: int = RESTARTS,
     seeds: int = 1,
     rounds: int = 5,
+    prompt_lengths: Sequence[int] = (),
 ) -> tuple[Profile, HeldOut | None]:
-    """``fit``, and the held-out fit itself (its parameters, fitted on the train levels)."""
+    """``fit``, and the held-out fit itself (its parameters, fitted on the train levels).
+    ``prompt_lengths``: the prompts the 128/128 levels really sent (see ``sweep_like``)."""
     if not levels:
         raise CalibrationInputError("nothing to fit: no levels")
     names = list(free) if free is not None else default_free(base.params)
 
     def fit_fn(rows: list[dict[str, float]]) -> ModelParams:
         opts = {"max_evals": max_evals, "restarts": restarts, "seeds": seeds, "rounds": rounds}
-        return fit_params(rows, base.params, names, **opts)[0]
+        return fit_params(rows, base.params, names, prompt_lengths=prompt_lengths, **opts)[0]
 
     fitted = base.model_copy(update={"params": fit_fn(levels), "name": name or base.name})
     fitted = profile_from_dict(tomllib.loads(profile_to_toml(fitted)))  # rounded as written
-    pred = sweep_like(fitted.params, levels)
+    pred = sweep_like(fitted.params, levels, prompt_lengths=prompt_lengths)
     fit_table = error_table("fit", pred, levels)
+    sweep = f"closed loop, 10 rounds, {describe_workloads(levels)}"
+    if prompt_lengths:
+        low, high = min(prompt_lengths), max(prompt_lengths)
+        mean = sum(prompt_lengths) / len(prompt_lengths)
+        sweep += f" (prompts of {low}-{high} tokens, {mean:.0f} on average)"
     calibration: dict[str, str | float] = {
         "source": source,
         "fitted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "sweep": f"closed loop, 10 rounds, {describe_workloads(levels)}",
+        "sweep": sweep,
         "mape": fit_table["fit_mape"],
         "max_cell_error": fit_table["fit_max_cell_error"],
         "fitted": ", ".join(names),
         "set_from_deployment": str(base.calibration.get("set_from_deployment", "")),
         **fit_table,
     }
-    held = holdout(levels, fit_fn) if with_holdout else None
+    held = holdout(levels, fit_fn, prompt_lengths) if with_holdout else None
     if held is not None:
         calibration["holdout_split"] = held.split
         calibration.update(error_table("holdout", held.pred, held.target))
@@ -269,6 +278,7 @@ def write_profile(profile: Profile, path: str | Path, how: str = "") -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m servecap.sim.calibrate --seed-csv CSV --out-dir DIR``: the seed profiles."""
     from servecap.sim.seed_bases import seed_bases
+    from servecap.sim.seed_prompts import seed_prompt_tokens
 
     ap = argparse.ArgumentParser(prog="python -m servecap.sim.calibrate")
     ap.add_argument("--seed-csv", required=True)
@@ -277,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--evals", type=int, default=200, help="evaluations per search phase")
     ap.add_argument("--seeds", type=int, default=1, help="seeded sweeps averaged per loss")
     ap.add_argument("--rounds", type=int, default=5, help="rounds per level of each sweep")
+    lengths = "sweep the seed tool's own prompts (sim/seed_prompts.py), in this shuffled order"
+    ap.add_argument("--seed-prompts", type=int, default=None, metavar="ORDER", help=lengths)
     where = "where the held-out fits go (default: OUT_DIR/../holdout_fits)"
     ap.add_argument("--holdout-dir", default=None, help=where)
     args = ap.parse_args(argv)
@@ -295,6 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         ap.exit(2, f"{ap.prog}: error: cannot write profiles to {exc.filename}: {exc.strerror}\n")
     how = seed_command(args)
+    prompts = () if args.seed_prompts is None else seed_prompt_tokens(args.seed_prompts)
     for config, base in seed_bases().items():
         if (args.only and config not in args.only) or config not in levels:
             continue
@@ -307,6 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             restarts=SEED_RESTARTS,
             seeds=args.seeds,
             rounds=args.rounds,
+            prompt_lengths=prompts,
         )
         write_profile(profile, Path(args.out_dir) / f"{config}.toml", how)
         if held is not None:
@@ -326,6 +340,7 @@ def seed_command(args: argparse.Namespace) -> str:
     shaping = [f"--only {name}" for name in args.only or []]
     shaping += [f"--{flag} {value}" for flag, value, default in (
         ("evals", args.evals, 200), ("seeds", args.seeds, 1), ("rounds", args.rounds, 5),
+        ("seed-prompts", args.seed_prompts, None),
     ) if value != default]  # fmt: skip
     return " ".join([SEED_COMMAND, *shaping])
 

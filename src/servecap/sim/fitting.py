@@ -217,11 +217,13 @@ def fit_params(
     max_evals: int = 120,
     restarts: int = 1,
     seeds: int = 1,
+    prompt_lengths: Sequence[int] = (),
 ) -> tuple[ModelParams, float]:
     """Fit ``free`` parameters of ``base`` to the target rows; returns (params, loss).
 
-    Each row is swept at its own workload (``sweep_like``). The loss of a candidate is
-    averaged over ``seeds`` seeded sweeps (smoother, and less tuned to one random draw)."""
+    Each row is swept at its own workload (``sweep_like``, with ``prompt_lengths`` for the
+    128/128 rows where given). The loss of a candidate is averaged over ``seeds`` seeded
+    sweeps (smoother, and less tuned to one random draw)."""
     names = list(free) if free is not None else default_free(base)
     unknown = [n for n in names if n not in FIT_BOUNDS]
     if unknown:
@@ -234,7 +236,8 @@ def fit_params(
 
     def f(u: np.ndarray) -> float:
         params = build(u)
-        runs = [sweep_like(params, target, rounds, seed=100 * i) for i in range(max(1, seeds))]
+        runs = [sweep_like(params, target, rounds, 100 * i, prompt_lengths)
+                for i in range(max(1, seeds))]  # fmt: skip
         return float(np.mean([loss(pred, target) for pred in runs]))
 
     x = np.array([_to_unit(n, float(getattr(base, n))) for n in names])

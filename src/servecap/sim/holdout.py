@@ -87,9 +87,10 @@ class HeldOut:
     split: str  # describe_split's text
 
 
-def holdout(rows: Rows, fit_fn: FitFn) -> HeldOut | None:
-    """Fit on the train levels and sweep the test levels, each row at its own workload;
-    None when there are too few."""
+def holdout(rows: Rows, fit_fn: FitFn, prompt_lengths: Sequence[int] = ()) -> HeldOut | None:
+    """Fit on the train levels and sweep the test levels, each row at its own workload (the
+    128/128 rows with ``prompt_lengths`` where given, as ``sweep_like``); None when there are
+    too few."""
     groups = by_workload(rows)
     workload = max(groups, key=lambda w: len({int(r["concurrency"]) for r in groups[w]}))
     split = split_levels([int(r["concurrency"]) for r in groups[workload]])
@@ -101,7 +102,7 @@ def holdout(rows: Rows, fit_fn: FitFn) -> HeldOut | None:
     held_out = {id(r) for r in target}
     fitted_on = [r for r in rows if id(r) not in held_out]
     params = fit_fn(fitted_on)
-    pred = sweep_like(params, target, 10)
+    pred = sweep_like(params, target, 10, prompt_lengths=prompt_lengths)
     return HeldOut(params, fitted_on, target, pred, describe_split(train, test, workload, others))
 
 

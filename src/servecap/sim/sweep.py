@@ -9,7 +9,10 @@ Metrics follow the project's definitions: TTFT = first token - send; ITL =
 
 A row's workload is its ``prompt_tokens`` and ``output_tokens`` (128/128, the seed's, where a
 row does not say): a sweep's rows carry theirs, and ``fit_errors`` compares a level only with
-the prediction of the same workload, so one fit can see several workloads.
+the prediction of the same workload, so one fit can see several workloads. A measurement
+whose prompts were not all of the row's length (the seed tool's 100 prompts of 54-166
+tokens, see sim/seed_prompts.py) is swept with ``prompt_lengths``: the k-th request of a
+level is sent the k-th length, cycled, and the rows keep their nominal workload.
 """
 
 from __future__ import annotations
@@ -104,6 +107,7 @@ def closed_loop_requests(
     seed: int = 0,
     client_gap_ms: float = 0.5,
     client_delay_ms: float = 0.0,
+    prompt_lengths: Sequence[int] = (),
 ) -> list[Request]:
     """The finished requests of one closed-loop level, in virtual seconds (see
     ``closed_loop_level``)."""
@@ -123,7 +127,8 @@ def closed_loop_requests(
             t, stream = heapq.heappop(arrivals)
             live[next_id] = Request(stream, t)
             sent_count[stream] += 1
-            engine.add(next_id, prompt_tokens, output_tokens, t)
+            prompt = prompt_lengths[next_id % len(prompt_lengths)] if prompt_lengths else None
+            engine.add(next_id, prompt or prompt_tokens, output_tokens, t)
             next_id += 1
             continue
         if te is None:
@@ -151,14 +156,16 @@ def closed_loop_level(
     seed: int = 0,
     client_gap_ms: float = 0.5,
     client_delay_ms: float = 0.0,
+    prompt_lengths: Sequence[int] = (),
 ) -> dict[str, float]:
     """Means of one closed-loop level: ``concurrency`` streams of ``rounds`` requests each.
 
     A stream's next request is sent ``client_delay_ms`` plus a uniform ``[0, 2 *
-    client_gap_ms]`` after its previous one ends."""
+    client_gap_ms]`` after its previous one ends. With ``prompt_lengths`` the requests carry
+    those prompts (cycled, in the order sent); the row still says ``prompt_tokens``."""
     done = closed_loop_requests(
         params, concurrency, rounds, prompt_tokens, output_tokens, seed, client_gap_ms,
-        client_delay_ms,
+        client_delay_ms, prompt_lengths,
     )  # fmt: skip
     return {**_means(done, concurrency), "prompt_tokens": float(prompt_tokens),
             "output_tokens": float(output_tokens)}  # fmt: skip
@@ -171,23 +178,31 @@ def closed_loop_sweep(
     prompt_tokens: int = 128,
     output_tokens: int = 128,
     seed: int = 0,
+    prompt_lengths: Sequence[int] = (),
 ) -> list[dict[str, float]]:
     """One row of means per level (keys: concurrency, ttft_mean_ms, ttft_p90_ms, itl_mean_ms,
     tps_mean, latency_mean_s, n, prompt_tokens, output_tokens)."""
     return [
-        closed_loop_level(params, c, rounds, prompt_tokens, output_tokens, seed=seed + c)
+        closed_loop_level(
+            params, c, rounds, prompt_tokens, output_tokens, seed=seed + c,
+            prompt_lengths=prompt_lengths,
+        )
         for c in levels
     ]
 
 
 def sweep_like(
-    params: ModelParams, rows: Sequence[dict[str, float]], rounds: int = 10, seed: int = 0
-) -> list[dict[str, float]]:
-    """The sweep that predicts ``rows``: each workload's levels at its own lengths."""
+    params: ModelParams, rows: Sequence[dict[str, float]], rounds: int = 10, seed: int = 0,
+    prompt_lengths: Sequence[int] = (),
+) -> list[dict[str, float]]:  # fmt: skip
+    """The sweep that predicts ``rows``: each workload's levels at its own lengths, or, for
+    the default 128/128 workload where ``prompt_lengths`` are given, with those prompts (the
+    seed tool's: what its "128/128" sent)."""
     out: list[dict[str, float]] = []
     for (prompt, output), group in by_workload(rows).items():
         levels = sorted({int(row["concurrency"]) for row in group})
-        out += closed_loop_sweep(params, levels, rounds, prompt, output, seed=seed)
+        lengths = prompt_lengths if (prompt, output) == DEFAULT_WORKLOAD else ()
+        out += closed_loop_sweep(params, levels, rounds, prompt, output, seed, lengths)
     return out
 
 
