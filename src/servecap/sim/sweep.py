@@ -117,6 +117,7 @@ def closed_loop_requests(
     delay = client_delay_ms / 1000.0
     arrivals = [(float(rng.uniform(0, gap)), s) for s in range(concurrency)]
     heapq.heapify(arrivals)
+    lengths = list(prompt_lengths) or [prompt_tokens]  # the k-th request's prompt, cycled
     sent_count = [0] * concurrency
     live: dict[int, Request] = {}
     done: list[Request] = []
@@ -127,8 +128,7 @@ def closed_loop_requests(
             t, stream = heapq.heappop(arrivals)
             live[next_id] = Request(stream, t)
             sent_count[stream] += 1
-            prompt = prompt_lengths[next_id % len(prompt_lengths)] if prompt_lengths else None
-            engine.add(next_id, prompt or prompt_tokens, output_tokens, t)
+            engine.add(next_id, lengths[next_id % len(lengths)], output_tokens, t)
             next_id += 1
             continue
         if te is None:
