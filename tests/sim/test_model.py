@@ -230,6 +230,37 @@ def test_gather_window_lets_late_stragglers_join_without_a_hold() -> None:
     assert np.mean([_first_token_wait(p, s, arrive=0.5) for s in range(20)]) > 0.3
 
 
+def _lone_ttfts(params: ModelParams, seed: int, n: int = 400) -> np.ndarray:
+    """TTFTs of ``n`` requests sent one at a time to an idle engine (nothing queues)."""
+    eng = StepEngine(params, seed=seed)
+    out = []
+    for rid in range(n):
+        eng.add(rid, 100, 1, 10.0 * rid)
+        out.append(times_of(run(eng), rid)[0] - 10.0 * rid)
+    return np.array(out)
+
+
+def test_frontend_tail_delays_a_seeded_fraction_of_requests() -> None:
+    p = SIMPLE.model_copy(update={"frontend_tail_p": 0.25, "frontend_tail_ms": 300.0})
+    ttft = _lone_ttfts(p, seed=1)
+    # 20 ms frontend + 20 ms prefill step, and 300 ms more for the tail's share
+    late = ttft > 0.2
+    assert ttft[~late] == pytest.approx(0.040) and ttft[late] == pytest.approx(0.340)
+    assert 0.2 < late.mean() < 0.3
+    assert np.array_equal(_lone_ttfts(p, seed=1), ttft)  # seeded
+    assert not np.array_equal(_lone_ttfts(p, seed=2), ttft)
+
+
+def test_frontend_tail_draws_from_its_own_stream() -> None:
+    # the tail's draws leave the admission holds' (and every other) random stream alone, so
+    # profiles fitted before the tail existed sweep exactly as they did
+    hold = SIMPLE.model_copy(update={"frontend_ms": 0.0, "admit_interval_ms": 200.0})
+    tail = hold.model_copy(update={"frontend_tail_p": 1.0, "frontend_tail_ms": 0.0})
+    assert [_first_token_wait(hold, s, 0.5) for s in range(5)] == [
+        _first_token_wait(tail, s, 0.5) for s in range(5)
+    ]
+
+
 SGLANG = SIMPLE.model_copy(update={"frontend_ms": 0.0, "prefill_alone": True})
 
 

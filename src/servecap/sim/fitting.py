@@ -130,6 +130,9 @@ def default_free(base: ModelParams) -> list[str]:
     if not (base.speculative and base.spec_graph_max_batch):
         free.remove("spec_eager_factor")
         free.remove("spec_eager_floor_ms")
+    if base.frontend_tail_p == 0.0:
+        # a base without a frontend tail is fitted without one (the seed's sglang-spec has it)
+        free = [k for k in free if k not in ("frontend_tail_p", "frontend_tail_ms")]
     if base.admit_hold_steps == 0 and base.admit_interval_ms == 0:
         # a base without a hold (an engine that admits at every step, as SGLang's does) is
         # fitted without one: its waits come from its scheduling policy

@@ -131,6 +131,7 @@ class StepEngine:
         self._rng = np.random.default_rng(seed)
         self._arrival_rng = np.random.default_rng([seed, 1])
         self._hold_rng = np.random.default_rng([seed, 2])
+        self._tail_rng = np.random.default_rng([seed, 3])
         self._pending: list[tuple[float, int, _Seq]] = []  # heap by ready time
         self._waiting: deque[_Seq] = deque()
         self._running: list[_Seq] = []
@@ -144,9 +145,13 @@ class StepEngine:
     def add(
         self, rid: int, prompt_tokens: int, max_tokens: int, now: float, blocks: Sequence[int] = ()
     ) -> None:
-        """A request arrives at ``now``; the scheduler sees it ``frontend_ms`` later."""
+        """A request arrives at ``now``; the scheduler sees it ``frontend_ms`` later (spread by
+        ``frontend_jitter``), and a seeded ``frontend_tail_p`` of requests ``frontend_tail_ms``
+        later still (drawn from its own stream, so a profile without a tail draws as before)."""
         spread = self.p.frontend_jitter * (2.0 * float(self._arrival_rng.random()) - 1.0)
         ready = now + self.p.frontend_ms * (1.0 + spread) / 1000.0
+        if self.p.frontend_tail_p > 0.0 and self._tail_rng.random() < self.p.frontend_tail_p:
+            ready += self.p.frontend_tail_ms / 1000.0
         seq = _Seq(rid, max(1, prompt_tokens), max(1, max_tokens), ready, blocks=tuple(blocks))
         heapq.heappush(self._pending, (ready, rid, seq))
         self._gauges()

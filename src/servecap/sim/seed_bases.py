@@ -81,9 +81,13 @@ _SPEC_SGLANG = {"method": "DSPARK", "draft_model": "RadixArk/Kimi-K3-DSpark", "b
 # number of steps (admit_hold_steps), the other two for a time (admit_interval_ms): what
 # their seed TTFTs show (a wait that grows with the step time, or one that does not).
 # A held-out fit starts here too, so its error is somewhat flattered: these points were
-# fitted to all seven levels. sglang-direct's is not: when its SGLang scheduling policy
-# (prefill_alone, output_lag) came in, its start was set by hand from c=1's TTFT (400 ms: a
-# 20 ms frontend, a 365 ms prefill step, a decode step) with the step costs kept, and no hold.
+# fitted to all seven levels. sglang-spec's is its profile of 2026-12-01 (mixed steps, no
+# tail) with a frontend tail added: 12% of requests 375 ms late, from the seed's c=1 row (2
+# of 10 requests at 630 ms or more where the mean is 451 ms, and at c=1 nothing queues) and
+# its rows from c=4 on (about a tenth of requests near 1.1 s). sglang-direct's is not: when
+# its SGLang scheduling policy (prefill_alone, output_lag) came in, its start was set by hand
+# from c=1's TTFT (400 ms: a 20 ms frontend, a 365 ms prefill step, a decode step) with the
+# step costs kept, and no hold.
 _START: dict[str, dict[str, float]] = {
     "vllm-direct": {
         "frontend_ms": 18.807739,
@@ -127,23 +131,25 @@ _START: dict[str, dict[str, float]] = {
         "admit_interval_ms": 0.0,
     },
     "sglang-spec": {
-        "frontend_ms": 64.774916,
-        "frontend_jitter": 0.3442,
-        "step_base_ms": 11.582446,
-        "decode_ms_per_seq": 2.043895,
-        "decode_exp": 0.567703,
-        "ctx_ms_per_ktoken": 0.82312,
+        "frontend_ms": 71.301824,
+        "frontend_jitter": 0.362357,
+        "frontend_tail_p": 0.12,
+        "frontend_tail_ms": 375.0,
+        "step_base_ms": 11.544687,
+        "decode_ms_per_seq": 2.225463,
+        "decode_exp": 0.550566,
+        "ctx_ms_per_ktoken": 0.859451,
         "prefill_ms_per_token": 0.0,
-        "prefill_step_ms": 342.553451,
-        "admit_ratio": 0.04812,
+        "prefill_step_ms": 330.691378,
+        "admit_ratio": 0.0,
         "admit_interval_ms": 2.467157,
-        "admit_hold_steps": 1.0,
-        "acceptance": 0.790319,
+        "admit_hold_steps": 1.042142,
+        "acceptance": 0.773497,
         "draft_ms": 0.0,
-        "verify_ms_per_token": 0.489828,
-        "verify_exp": 1.036647,
+        "verify_ms_per_token": 0.358513,
+        "verify_exp": 1.013959,
         "spec_eager_factor": 1.0,
-        "spec_eager_floor_ms": 106.054157,
+        "spec_eager_floor_ms": 67.111342,
     },
 }
 
@@ -170,6 +176,8 @@ _SET_FROM: dict[str, str] = {
     "lasts as long as the prefill); idle_window_ms = 0 (an idle scheduler runs the first "
     "request it receives); no admission hold (SGLang admits at every step)",
     "sglang-spec": "num_spec_tokens = 7 (--speculative-dspark-block-size 7); "
+    "prefill_alone (no --enable-mixed-chunk: a prefill batch runs alone; no output_lag, as "
+    "SGLang turns its overlap scheduler off for speculative decoding); "
     "kv_budget_tokens = 8192 (32 requests of 128 + 128 tokens: the seed's TTFT jump at c=64); "
     "spec_graph_max_batch = 8 and spec_off_when_waiting (speculative CUDA graphs up to 8 "
     "sequences, speculation off under memory pressure: the seed's ITL at c=16 and c=64)",
@@ -252,6 +260,7 @@ def seed_bases() -> dict[str, Profile]:
             what.format("SGLang + DSpark speculation"),
             ss,
             num_spec_tokens=7,
+            prefill_alone=True,
             kv_budget_tokens=8192,  # 32 requests of 128 + 128 tokens
             spec_off_when_waiting=True,
             spec_graph_max_batch=8,
