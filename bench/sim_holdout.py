@@ -5,7 +5,8 @@ tests/data/kimi-k3-b300-appendix-a.csv) the calibrator's own fit sees c = 1, 8 a
 and the profile it makes predicts c = 2, 4, 16 and 32:
 
     python bench/sim_holdout.py                 # virtual time (the pure closed-loop sweep)
-    python bench/sim_holdout.py --only sglang-direct --seeds 4   # one deployment's row
+    python bench/sim_holdout.py --only sglang-direct    # one deployment's row (fitted as
+                                                # its profile's refit command says)
     python bench/sim_holdout.py --client        # also through the user's path: the fitted
                                                 # profile served by `servecap sim`, swept at
                                                 # the held-out levels by `servecap run`
@@ -34,6 +35,7 @@ means); "worst" is the largest cell. Numbers measured on a loaded machine say so
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 import time
@@ -60,16 +62,29 @@ from servecap.sim.sweep import (  # noqa: E402
 )
 
 SEED_CSV = ROOT / "tests" / "data" / "kimi-k3-b300-appendix-a.csv"
+PROFILES = ROOT / "src" / "servecap" / "sim" / "profiles"
 CONFIGS = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")
 SEED_CMAX = {"vllm-direct": 32, "vllm-spec": 32, "sglang-direct": 16, "sglang-spec": 2}
 
 
-def _held_out(config: str, evals: int, seeds: int, prompts: Sequence[int] = ()) -> HeldOut:
+def refit_options(config: str, seeds: int | None, rounds: int | None) -> tuple[int, int]:
+    """Seeded sweeps per loss and rounds per sweep of ``config``'s committed refit (its
+    profile's header names the command), unless given: the held-out fit here is then the
+    one the profile records. Fitting to one 5-round draw overfits that draw's noise."""
+    header = (PROFILES / f"{config}.toml").read_text().splitlines()[1]
+    found = {k: int(v) for k, v in re.findall(r"--(seeds|rounds) (\d+)", header)}
+    return (seeds or found.get("seeds", 1), rounds or found.get("rounds", 5))
+
+
+def _held_out(
+    config: str, evals: int, opts: tuple[int | None, int | None], prompts: Sequence[int] = ()
+) -> HeldOut:
     base = seed_bases()[config].params
     free = default_free(base)
+    seeds, rounds = refit_options(config, *opts)
 
     def fit_fn(rows: list[dict[str, float]]) -> Any:
-        return fit_params(rows, base, free, max_evals=evals, seeds=seeds,
+        return fit_params(rows, base, free, rounds=rounds, max_evals=evals, seeds=seeds,
                           prompt_lengths=prompts)[0]  # fmt: skip
 
     held = holdout(read_levels(SEED_CSV)[config], fit_fn, prompts)
@@ -106,14 +121,16 @@ def _row(config: str, fit: float, held: dict[str, float], client: dict[str, floa
     return line
 
 
-def virtual_and_client(evals: int, seeds: int, client: bool, configs: Sequence[str]) -> None:
+def virtual_and_client(
+    evals: int, opts: tuple[int | None, int | None], client: bool, configs: Sequence[str]
+) -> None:
     head = "| deployment | fit error on its 3 levels | held-out mean | held-out worst |"
     print(head + (" through the user's path: mean / worst |" if client else ""))
     print("|---|---|---|---|" + ("---|" if client else ""))
     with tempfile.TemporaryDirectory(prefix="sim-holdout-") as tmp:
         for config in configs:
             t0 = time.monotonic()
-            held = _held_out(config, evals, seeds)
+            held = _held_out(config, evals, opts)
             fit = fit_errors(closed_loop_sweep(held.params, [1, 8, 64]), held.train)["mape"]
             errs = fit_errors(held.pred, held.target)
             via = _through_client(held, config, Path(tmp)) if client else None
@@ -127,7 +144,7 @@ SPLITS: tuple[tuple[int, ...], ...] = (
 )
 
 
-def splits(evals: int, seeds: int, configs: Sequence[str]) -> None:
+def splits(evals: int, opts: tuple[int | None, int | None], configs: Sequence[str]) -> None:
     """Each seed deployment fitted on each of SPLITS (the calibrator's fit, as the held-out
     fit), predicting the levels it did not see: the error, and the worst cell."""
     print("| deployment | fitted on c= | error on those | predicted: mean / worst (cell) |")
@@ -135,11 +152,12 @@ def splits(evals: int, seeds: int, configs: Sequence[str]) -> None:
     seed = read_levels(SEED_CSV)
     for config in configs:
         base = seed_bases()[config].params
+        seeds, rounds = refit_options(config, *opts)
         for train in SPLITS:
             fitted_on = [r for r in seed[config] if int(r["concurrency"]) in train]
             rest = [r for r in seed[config] if int(r["concurrency"]) not in train]
-            params = fit_params(fitted_on, base, default_free(base), max_evals=evals,
-                                seeds=seeds)[0]  # fmt: skip
+            params = fit_params(fitted_on, base, default_free(base), rounds=rounds,
+                                max_evals=evals, seeds=seeds)[0]  # fmt: skip
             fit = fit_errors(sweep_like(params, fitted_on), fitted_on)["mape"]
             errs = fit_errors(sweep_like(params, rest), rest)
             worst = max((k for k in errs if k not in ("mape", "max")), key=errs.__getitem__)
@@ -147,7 +165,9 @@ def splits(evals: int, seeds: int, configs: Sequence[str]) -> None:
                   f"{errs['max']:.1%} ({worst}) |", flush=True)  # fmt: skip
 
 
-def seed_prompts(evals: int, seeds: int, orders: int, configs: Sequence[str]) -> None:
+def seed_prompts(
+    evals: int, opts: tuple[int | None, int | None], orders: int, configs: Sequence[str]
+) -> None:
     """The held-out table swept as the seed report's tool sent its "128/128": its own 100
     prompts (54-166 tokens, sim/seed_prompts.py) in ``orders`` shuffled orders, beside the
     128-token prompts the committed profiles are fitted to."""
@@ -155,9 +175,9 @@ def seed_prompts(evals: int, seeds: int, orders: int, configs: Sequence[str]) ->
     print(f"| deployment | 128-token prompts | seed prompts: {head} | mean over orders |")
     print("|---|---|" + "---|" * (orders + 1))
     for config in configs:
-        cells = [fit_errors((h := _held_out(config, evals, seeds)).pred, h.target)]
+        cells = [fit_errors((h := _held_out(config, evals, opts)).pred, h.target)]
         for order in range(orders):
-            held = _held_out(config, evals, seeds, seed_prompt_tokens(order))
+            held = _held_out(config, evals, opts, seed_prompt_tokens(order))
             cells.append(fit_errors(held.pred, held.target))
         text = [f"{e['mape']:.1%} / {e['max']:.1%}" for e in cells]
         avg = np.mean([e["mape"] for e in cells[1:]]), np.mean([e["max"] for e in cells[1:]])
@@ -233,7 +253,9 @@ def engine() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--evals", type=int, default=200, help="as the seed refit command")
-    parser.add_argument("--seeds", type=int, default=1, help="as the seed refit command")
+    refit = "default: as the profile's refit command (its header)"
+    parser.add_argument("--seeds", type=int, default=None, help=f"seeded sweeps per loss; {refit}")
+    parser.add_argument("--fit-rounds", type=int, default=None, help=f"rounds per sweep; {refit}")
     parser.add_argument("--client", action="store_true")
     parser.add_argument("--recorded", action="store_true")
     parser.add_argument("--cmax", action="store_true")
@@ -247,12 +269,13 @@ def main() -> None:
     only = "rows of the held-out table, --splits, --noise, --seed-prompts"
     parser.add_argument("--only", action="append", choices=CONFIGS, help=only)
     args = parser.parse_args()
+    opts = (args.seeds, args.fit_rounds)
     if args.recorded:
         recorded()
     elif args.splits:
-        splits(args.evals, args.seeds, args.only or CONFIGS)
+        splits(args.evals, opts, args.only or CONFIGS)
     elif args.seed_prompts:
-        seed_prompts(args.evals, args.seeds, args.seed_prompts, args.only or CONFIGS)
+        seed_prompts(args.evals, opts, args.seed_prompts, args.only or CONFIGS)
     elif args.noise:
         noise(args.draws, args.only or CONFIGS)
     elif args.cmax:
@@ -260,7 +283,7 @@ def main() -> None:
     elif args.engine:
         engine()
     else:
-        virtual_and_client(args.evals, args.seeds, args.client, args.only or CONFIGS)
+        virtual_and_client(args.evals, opts, args.client, args.only or CONFIGS)
 
 
 if __name__ == "__main__":

@@ -25,13 +25,15 @@ HOLDOUT_FITS = Path(__file__).resolve().parents[2] / "src" / "servecap" / "sim" 
 SEED_CMAX = {"vllm-direct": 32, "vllm-spec": 32, "sglang-direct": 16, "sglang-spec": 2}
 # What the held-out fits reach today (bench/sim_holdout.py prints the table), as a guard
 # against getting worse. Issue 20's bar, a mean <= 10% and no cell > 30%, is met by
-# sglang-direct alone (4.6% / 16.5%, since its SGLang scheduling policy); the other three
-# reach means of 10.6-14.5% and worst cells of 34-55% (the cells beyond 30% are TTFT means
-# but for sglang-spec's c=16 ITL and latency: the admission wait between the fitted levels).
+# sglang-direct (4.6% / 16.5%, since its SGLang scheduling policy) and vllm-spec (8.9% /
+# 18.1%, since it is fitted over 4 seeded 10-round sweeps instead of one 5-round one, which
+# overfitted that one draw); vllm-direct and sglang-spec reach means of 10.6-13.0% and worst
+# cells of 34-55% (TTFT means but for sglang-spec's c=16 ITL and latency: the admission wait
+# between the fitted levels).
 HELD_OUT_MEAN = 0.15
 HELD_OUT_WORST = 0.56
 BAR_MEAN, BAR_WORST = 0.10, 0.30
-BAR_GAPS = {"vllm-direct", "vllm-spec", "sglang-spec"}
+BAR_GAPS = {"vllm-direct", "sglang-spec"}
 
 
 @pytest.fixture(scope="module")
