@@ -71,8 +71,10 @@ def refit_options(config: str, seeds: int | None, rounds: int | None) -> tuple[i
     """Seeded sweeps per loss and rounds per sweep of ``config``'s committed refit (its
     profile's header names the command), unless given: the held-out fit here is then the
     one the profile records. Fitting to one 5-round draw overfits that draw's noise."""
-    header = (PROFILES / f"{config}.toml").read_text().splitlines()[1]
-    found = {k: int(v) for k, v in re.findall(r"--(seeds|rounds) (\d+)", header)}
+    text = (PROFILES / f"{config}.toml").read_text()
+    command = re.search(r"^# Produced by the calibrator.*$", text, re.MULTILINE)
+    assert command is not None, f"{config}.toml does not say how it was made"
+    found = {k: int(v) for k, v in re.findall(r"--(seeds|rounds) (\d+)", command.group())}
     return (seeds or found.get("seeds", 1), rounds or found.get("rounds", 5))
 
 
