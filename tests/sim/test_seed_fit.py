@@ -33,21 +33,18 @@ def test_profile_matches_appendix_a(
 
 
 # A known gap, kept visible (strict: it fails the day the fit gets there): fitted to the
-# P90 TTFT too, so that its P90 C_max is the seed's 32, vllm-direct's worst cells are its
-# c=16 and c=8 TTFT means (37% and 34% under the seed's 544 and 388 ms; 45% at c=8 with the
-# gate it had before its knee), and c=64's 28% over: the model's TTFT grows 3.6 times from
-# c=8 to c=64, the seed's 1.9 times (its hold counts steps as long as the last one, and its
-# c=64 steps are 17% longer than the seed's ITL). sglang-direct's worst cell is its
-# c=64 TTFT mean (36%, 1291 ms against 948): its model has no TTFT spread (its lock-step
-# streams are prefilled in the same pairs of batches every round), so to put c=32's P90 over
-# the SLO, as the seed's 1204 ms is, the fit lifts the means at c >= 32; every other cell is
-# within 15%.
+# P90 TTFT too, so that its P90 C_max is the seed's 32, vllm-direct's worst cell is its c=8
+# TTFT mean (45% under the seed's 388 ms); fitted to the means alone it met 35% but put C_max
+# at 64. sglang-direct's worst cell is its c=64 TTFT mean (36%, 1291 ms against 948): its
+# model has no TTFT spread (its lock-step streams are prefilled in the same pairs of
+# batches every round), so to put c=32's P90 over the SLO, as the seed's 1204 ms is, the fit
+# lifts the means at c >= 32; every other cell is within 15%.
 WORST_CELL_GAPS = {"vllm-direct", "sglang-direct"}
 
 
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="worst cell 36-38%: see above"))
+    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="worst cell 45%: see above"))
      if n in WORST_CELL_GAPS else n for n in CONFIGS],
 )  # fmt: skip
 def test_profile_worst_cell_within_35_percent(

@@ -23,8 +23,8 @@ The seed profiles shipped with servecap were produced by::
 
 with the options each profile's header names (sglang-direct: ``--seeds 4 --rounds 10``, so
 that its P90 at c=16, 5% inside the SLO in the seed, stays inside it across random draws;
-the other three too: fitted to one 5-round sweep, vllm-spec fitted that sweep's noise, and
-its held-out worst cell was 37%, against 18% fitted over 4 x 10 rounds).
+sglang-spec and vllm-spec too: fitted to one 5-round sweep, vllm-spec fitted that sweep's
+noise, and its held-out worst cell was 37%, against 18% fitted over 4 x 10 rounds).
 """
 
 from __future__ import annotations

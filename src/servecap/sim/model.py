@@ -13,9 +13,7 @@ Admission is FIFO, limited by ``max_num_seqs`` and a KV-cache budget that reserv
 beyond it wait, which is where TTFT jumps. With ``prefix_caching``, a request prefills only
 what the cache lacks (``prefix_cache``). While a batch runs, a request that reaches the
 scheduler is held for a seeded exponential time of mean ``admit_interval_ms`` (or of
-``admit_hold_steps`` times the last step's duration; with ``admit_hold_knee``, a mean that
-grows with the running batch up to the knee; with ``admit_hold_shape``, a gamma draw, less
-spread than the exponential), and held
+``admit_hold_steps`` times the last step's duration), and held
 requests whose time is up join the batch together once there are at least
 ``admit_ratio * running`` of them, so prefills batch together. An idle engine admits at
 once, and requests that reach it within ``gather_ms`` of that start join without a hold.
@@ -27,12 +25,11 @@ prefill chunks into the decode batch, the default here). With ``output_lag`` a s
 by a prefill step delivers its tokens when that prefill ends (SGLang's overlap scheduler
 with an eager prefill launch; see ``output_lag``).
 
-The hold is drawn per request, independent of when the request arrives, on purpose. A gate
-that opened a fixed interval after the last admission made a request's wait a cliff in its
-arrival phase (ready just after a step boundary: a whole interval), so a client's few
-milliseconds of turnaround flipped a closed loop between lock-step cycles and the HTTP
-server's TTFT drifted far from the pure sweep's. Now a few milliseconds of turnaround move
-the means a little.
+The hold is per request and memoryless on purpose. A gate that opened a fixed interval
+after the last admission made a request's wait a cliff in its arrival phase (ready just
+after a step boundary: a whole interval), so a client's few milliseconds of turnaround
+flipped a closed loop between lock-step cycles and the HTTP server's TTFT drifted far from
+the pure sweep's. Now a few milliseconds of turnaround move the means a little.
 """
 
 from __future__ import annotations
@@ -252,28 +249,20 @@ class StepEngine:
             self.counters.prompt_tokens += cached  # vLLM counts cached prompt tokens too
 
     def _hold(self, busy: bool) -> float:
-        """Seconds a request reaching a busy scheduler is held (seeded; exponential, or a gamma of
-        ``admit_hold_shape``): a mean of ``admit_hold_steps`` engine steps as long as the last one,
-        when set (a hold in steps grows with the batch, as a scheduler that admits at step
-        boundaries does), else of ``admit_interval_ms``; scaled by ``min(1, running /
-        admit_hold_knee)`` when a knee is set. The last step may be a prefill batch run alone: a
-        request that reaches it is held about that batch's length again. sglang-spec's fit rests on
-        that (its P90 TTFT of about 1.1 s at c = 4-32); a hold that counted decode steps only refit
-        to a mean error of 15% and a worst cell of 43% (8.5% and 20% as is)."""
+        """Seconds a request reaching a busy scheduler is held (memoryless, seeded): a mean
+        of ``admit_hold_steps`` engine steps as long as the last one, when set (a hold in
+        steps grows with the batch, as a scheduler that admits at step boundaries does),
+        else of ``admit_interval_ms``. The last step may be a prefill batch run alone: a
+        request that reaches it is held about that batch's length again. sglang-spec's fit
+        rests on that (its P90 TTFT of about 1.1 s at c = 4-32); a hold that counted decode
+        steps only refit to a mean error of 15% and a worst cell of 43% (8.5% and 20% as is)."""
         if not busy:
             return 0.0
         if self.p.admit_hold_steps > 0.0:
             mean_s = self.p.admit_hold_steps * self._last_step_s
         else:
             mean_s = self.p.admit_interval_ms / 1000.0
-        if self.p.admit_hold_knee > 0.0:
-            mean_s *= min(1.0, len(self._running) / self.p.admit_hold_knee)
-        if mean_s <= 0.0:
-            return 0.0
-        shape = self.p.admit_hold_shape
-        if shape == 1.0:  # exponential: the draws of every profile fitted before the shape
-            return mean_s * float(self._hold_rng.exponential())
-        return mean_s * float(self._hold_rng.gamma(shape, 1.0 / shape))
+        return mean_s * float(self._hold_rng.exponential()) if mean_s > 0.0 else 0.0
 
     def _plan(self, t: float) -> None:
         self._admit(t)

@@ -23,7 +23,6 @@ FIT_BOUNDS: dict[str, tuple[float, float]] = {
     "admit_ratio": (0.0, 1.0),
     "admit_interval_ms": (0.0, 1500.0),
     "admit_hold_steps": (0.0, 60.0),
-    "admit_hold_knee": (1.0, 64.0),
     "acceptance": (0.05, 0.98),
     "draft_ms": (0.0, 10.0),
     "verify_ms_per_token": (0.0, 2.0),
@@ -88,15 +87,6 @@ class ModelParams(BaseModel):
     # scheduler that lets new requests in at step boundaries holds them for steps, not ms,
     # so the hold grows with the step time under load
     admit_hold_steps: float = Field(0.0, ge=0.0)
-    # the hold grows with the batch it waits for (> 0): its mean is scaled by
-    # min(1, running / admit_hold_knee), full from that many running sequences on. The
-    # seed's vllm-direct waits about 3.5 and 6 ITLs at c = 2 and 4 and 21-26 from c = 8 on;
-    # a fitted shape, whose cause in vLLM is not known. 0: the mean does not scale.
-    admit_hold_knee: float = Field(0.0, ge=0.0)
-    # the hold's spread: a gamma draw of this shape around its mean (1: exponential). Set,
-    # not fitted: the seed's vllm-direct wait beyond c=1's TTFT has a P90 of 1.31-1.56 times
-    # its mean from c = 8 on; shape 8 gives 1.47, an exponential hold 2.30.
-    admit_hold_shape: float = Field(1.0, ge=1.0, le=64.0)
     # requests that reach the scheduler within gather_ms of an idle engine starting a batch
     # join it without the hold (a closed loop's streams come back a few ms apart)
     gather_ms: float = Field(0.0, ge=0.0)

@@ -80,12 +80,6 @@ _SPEC_SGLANG = {"method": "DSPARK", "draft_model": "RadixArk/Kimi-K3-DSpark", "b
 # in steps); the fit moves on from here. vLLM-direct and SGLang-spec hold new requests for a
 # number of steps (admit_hold_steps), the other two for a time (admit_interval_ms): what
 # their seed TTFTs show (a wait that grows with the step time, or one that does not).
-# vllm-direct's hold is the one exception to "fitted before": its seed waits about 3.5 and
-# 6 ITLs beyond c=1's TTFT at c = 2 and 4, and 21-26 from c = 8 on, with a P90 1.3-1.6
-# times the mean. So its hold grows with the running batch up to a knee (start: 6
-# sequences, 22 steps) and is drawn from a gamma of shape 8 (set: P90 1.47 times the mean),
-# where a gate that admitted held requests together (admit_ratio) made cohorts that stayed
-# in step and a P90 that swung with them (held-out worst cell 55%).
 # A held-out fit starts here too, so its error is somewhat flattered: these points were
 # fitted to all seven levels. sglang-spec's is its profile of 2026-12-01 (mixed steps, no
 # tail) with a frontend tail added: 12% of requests 375 ms late, from the seed's c=1 row (2
@@ -104,11 +98,9 @@ _START: dict[str, dict[str, float]] = {
         "ctx_ms_per_ktoken": 0.379594,
         "prefill_ms_per_token": 0.117265,
         "prefill_step_ms": 21.425747,
-        "admit_ratio": 0.0,
+        "admit_ratio": 0.050598,
         "admit_interval_ms": 60.127123,
-        "admit_hold_steps": 22.0,
-        "admit_hold_knee": 6.0,
-        "admit_hold_shape": 8.0,
+        "admit_hold_steps": 4.771282,
     },
     "vllm-spec": {
         "frontend_ms": 37.30283,
@@ -172,8 +164,7 @@ GATHER_MS = 25.0
 # into the profile's [calibration] table as `set_from_deployment`.
 _SET_FROM: dict[str, str] = {
     "vllm-direct": "prefill_budget_tokens = 512 (chunked prefill); max_num_seqs = 256 "
-    "(vLLM's default --max-num-seqs); admit_hold_shape = 8 (not fitted, set from the seed: "
-    "its wait beyond c=1's TTFT has a P90 of 1.31-1.56 times its mean from c = 8 on)",
+    "(vLLM's default --max-num-seqs)",
     "vllm-spec": "num_spec_tokens = 7 (--speculative-config num_speculative_tokens 7); "
     "prefill_budget_tokens = 512 (chunked prefill); max_num_seqs = 256, not the command's 32: "
     "the seed's c=64 TTFT (1.0 s) rules a 32-sequence limit out (a queued request would "
