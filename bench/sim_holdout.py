@@ -73,7 +73,8 @@ def refit_options(config: str, seeds: int | None, rounds: int | None) -> tuple[i
     one the profile records. Fitting to one 5-round draw overfits that draw's noise."""
     text = (PROFILES / f"{config}.toml").read_text()
     command = re.search(r"^# Produced by the calibrator.*$", text, re.MULTILINE)
-    assert command is not None, f"{config}.toml does not say how it was made"
+    if command is None:  # a profile typed in by hand has no refit command to follow
+        raise SystemExit(f"{config}.toml does not name the command that produced it")
     found = {k: int(v) for k, v in re.findall(r"--(seeds|rounds) (\d+)", command.group())}
     return (seeds or found.get("seeds", 1), rounds or found.get("rounds", 5))
 
