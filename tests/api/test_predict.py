@@ -132,6 +132,10 @@ def test_draws_say_whether_c_max_holds_from_draw_to_draw() -> None:
     assert set(pred.c_max_draws) == {1, 4} and pred.c_max_draws[0] == pred.plan.c_max
     line = str(pred.draws_line())
     assert "of 6 draws" in line and "decides C_max by chance" in line, line
+    # and it names the level that does, with how often it met the SLOs
+    (level, passed), = pred.chance_levels
+    assert level == 4 and 0 < passed < 6 and pred.c_max_draws.count(4) == passed
+    assert f"(c=4 meets the SLOs in {passed} of 6 draws): measure it with more rounds" in line
     assert predict(prof, [1, 4], edge, rounds=10).draws_line() is None  # one draw: no line
 
 

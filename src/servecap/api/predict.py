@@ -23,7 +23,7 @@ from servecap.sim.calibrate import calibrated_workloads
 from servecap.sim.profiles import Profile, ProfileError, load_profile
 from servecap.sim.sweep import Request, closed_loop_requests
 from servecap.stats.capacity import CapacityPlan, plan_levels
-from servecap.stats.draws import describe_draws, is_stable
+from servecap.stats.draws import chance_levels, describe_chance, describe_draws, is_stable
 from servecap.stats.percentiles import describe
 
 PREDICTION_LABEL = "simulated (prediction, not a measurement)"
@@ -54,6 +54,9 @@ class Prediction(BaseModel):
     # C_max and users of each seeded draw of the sweep, the first `plan`'s own
     c_max_draws: list[int | None] = []
     users_draws: list[int | None] = []
+    # (concurrency, draws within both SLOs) of each level whose verdict differs between
+    # draws, up to the highest first miss: where more rounds would settle C_max
+    chance_levels: list[tuple[int, int]] = []
     # each draw's levels (stored fields), for a caller that judges them otherwise (on
     # another statistic, on a run's clock); not part of the JSON answer
     draw_levels: list[list[dict[str, Any]]] = Field(default_factory=list, exclude=True)
@@ -78,8 +81,11 @@ class Prediction(BaseModel):
         if is_stable(self.c_max_draws):
             return f"{line} ({'; '.join(notes)})." if notes else f"{line}."
         notes.append(f"the table is one draw, C_max {self.plan.c_max}")
-        return (f"{line} ({'; '.join(notes)}). A level near the SLO decides C_max by chance: "
-                "measure it with more rounds before trusting one C_max.")  # fmt: skip
+        which = describe_chance(self.chance_levels, len(self.c_max_draws))
+        them = "those levels" if len(self.chance_levels) > 1 else "it"
+        return (f"{line} ({'; '.join(notes)}). A level near the SLO decides C_max by chance"
+                f"{f' ({which})' if which else ''}: measure {them} with more rounds before "
+                "trusting one C_max.")  # fmt: skip
 
     def workload_note(self) -> str | None:
         """A line for a prediction at lengths the calibration never saw, else None."""
@@ -145,6 +151,7 @@ def predict(
         calibrated_on=calibrated_workloads(cal),
         c_max_draws=[plan.c_max for plan in plans] if draws > 1 else [],
         users_draws=[plan.users for plan in plans] if draws > 1 else [],
+        chance_levels=chance_levels(plans) if draws > 1 else [],
         draw_levels=[[s.stored() for s in summaries] for summaries in swept],
     )  # fmt: skip
 

@@ -20,6 +20,7 @@ from servecap.report.predicted import COMPARED, PredictedCapacity, PredictedRun
 from servecap.sim.profiles import Profile, builtin_names, load_profile
 from servecap.sim.sweep import DEFAULT_WORKLOAD
 from servecap.stats.capacity import plan_levels
+from servecap.stats.draws import chance_levels
 
 STATISTICS = ("p90", "mean")
 
@@ -109,6 +110,7 @@ def _capacity(
         predicted_c_max=plan.c_max, predicted_users=plan.users,
         predicted_lower_bound=plan.c_max_lower_bound,
         predicted_c_max_draws=[each.c_max for each in plans],
+        predicted_chance_levels=chance_levels(plans),
         top_level=max((int(lv.concurrency or 0) for lv in draws[0]), default=None),
     )  # fmt: skip
 

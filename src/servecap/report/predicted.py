@@ -37,6 +37,9 @@ class PredictedCapacity(BaseModel):
     # and the highest level swept (a C_max there is a lower bound)
     predicted_c_max_draws: list[int | None] = []
     top_level: int | None = None
+    # (concurrency, draws within both SLOs) of the levels that decide C_max by chance
+    # (`stats.draws.chance_levels`)
+    predicted_chance_levels: list[tuple[int, int]] = []
 
 
 class PredictedRun(BaseModel):

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from servecap.core.numbers import fmt_number
-from servecap.report.predicted import COMPARED, PredictedRun
+from servecap.report.predicted import COMPARED, PredictedCapacity, PredictedRun
 from servecap.report.views import Table
-from servecap.stats.draws import describe_draws
+from servecap.stats.draws import describe_chance, describe_draws
 
 
 def _pair(cell: tuple[float | None, float | None], digits: int) -> str:
@@ -39,6 +39,16 @@ def level_table(run: PredictedRun) -> Table:
     )  # fmt: skip
 
 
+def _draws(cap: PredictedCapacity) -> str:
+    """``"2 in 6 of 10 draws, 4 in 3, 1 in 1; c=2 meets the SLOs in 9 of 10 draws, c=4 in
+    3"``: the draws' C_max, then the levels that decide it by chance."""
+    counted = describe_draws(cap.predicted_c_max_draws, cap.top_level)
+    if not counted:
+        return "n/a"
+    which = describe_chance(cap.predicted_chance_levels, len(cap.predicted_c_max_draws))
+    return f"{counted}; {which}" if which else counted
+
+
 def capacity_table(run: PredictedRun) -> Table:
     """C_max and users on each statistic, measured beside predicted."""
     return Table(
@@ -50,7 +60,7 @@ def capacity_table(run: PredictedRun) -> Table:
              _c_max(cap.measured_c_max, cap.measured_lower_bound),
              _c_max(cap.predicted_c_max, cap.predicted_lower_bound),
              fmt_number(cap.measured_users), fmt_number(cap.predicted_users),
-             describe_draws(cap.predicted_c_max_draws, cap.top_level) or "n/a"]
+             _draws(cap)]
             for cap in run.capacity
         ],
     )  # fmt: skip

@@ -4,13 +4,16 @@ A simulated sweep is one random draw, as a measured one is: its P90 rests on the
 10 x c requests a level of 10 rounds has. Where a level's P90 lies near the SLO, C_max moves
 a whole level from one draw to the next (the seed's sglang-spec at c=4: a P90 of 1,111 ms
 against a 1 s SLO; its profile gives C_max 2, 4 or 8 across ten draws). One C_max would hide
-that; the C_max of each of several seeded draws, counted, shows it.
+that; the C_max of each of several seeded draws, counted, shows it, and the levels whose
+verdict differs between draws (`chance_levels`) say where more rounds would settle it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+
+from servecap.stats.capacity import CapacityPlan
 
 
 def c_max_counts(draws: Sequence[int | None]) -> list[tuple[int | None, int]]:
@@ -44,4 +47,37 @@ def is_stable(draws: Sequence[int | None]) -> bool:
     return len(set(draws)) <= 1
 
 
-__all__ = ["c_max_counts", "describe_draws", "is_stable"]
+def _closed_verdicts(plan: CapacityPlan) -> dict[int, bool]:
+    """{concurrency: meets both SLOs} of a plan's whole closed-loop levels."""
+    return {int(lv.level.value): lv.ttft_ok and lv.tps_ok for lv in plan.levels
+            if lv.level.is_closed and not lv.partial}  # fmt: skip
+
+
+def chance_levels(plans: Sequence[CapacityPlan]) -> list[tuple[int, int]]:
+    """The levels that decide C_max by chance: (concurrency, draws in which it meets both
+    SLOs) for each closed-loop level whose verdict differs between draws, lowest first.
+
+    Only levels up to the highest first miss of any draw count: above every draw's first
+    miss, a level's verdict never moves C_max (sglang-spec's c=16 may flip, but c=4 has
+    already decided). A draw with no miss counts its top level as its first miss."""
+    verdicts = [_closed_verdicts(plan) for plan in plans]
+    if len(verdicts) < 2:
+        return []
+    bound = max(
+        min((c for c, ok in v.items() if not ok), default=max(v, default=0)) for v in verdicts
+    )
+    levels = sorted({c for v in verdicts for c in v if c <= bound})
+    passes = [(c, sum(v.get(c, False) for v in verdicts)) for c in levels]
+    return [(c, k) for c, k in passes if 0 < k < len(verdicts)]
+
+
+def describe_chance(levels: Sequence[tuple[int, int]], draws: int) -> str:
+    """``"c=2 meets the SLOs in 9 of 10 draws, c=4 in 4"``; "" for none."""
+    if not levels:
+        return ""
+    (c, k), rest = levels[0], levels[1:]
+    others = "".join(f", c={c2} in {k2}" for c2, k2 in rest)
+    return f"c={c} meets the SLOs in {k} of {draws} draws{others}"
+
+
+__all__ = ["c_max_counts", "chance_levels", "describe_chance", "describe_draws", "is_stable"]
