@@ -93,7 +93,20 @@ def test_p90_capacity_matches_the_seed_with_ten_rounds(name: str) -> None:
 # ~1.1 s); the other draws give 4 (c=4's P90 just under 1 s) or 1 (c=2's over it: the
 # model's two streams collide on a prefill more often than the seed's, whose c=2 P90 is
 # 496 ms). Before the tail, 1 or 2 of 10. Strict: it fails the day the model gets there.
+# Over 100 draws its c=4 P90 has a median of 1046 ms and varies by 15% (c=2's: 808 ms, 15%),
+# so a model whose median c=4 P90 were the seed's own 1111 ms would still miss the SLO there
+# in about a third of draws; nine in ten would take a median near 1.33 s.
 DRAW_GAPS = {"sglang-spec"}
+# Where a profile is in DRAW_GAPS, the floor it must not fall under: a refit over 10 seeded
+# sweeps met issue 20's held-out bar for sglang-spec but gave its 2 in 4 of these 10 draws.
+DRAW_FLOOR = 6
+
+
+def _draws(name: str) -> list[int | None]:
+    """The P90 C_max of 10 seeded 10-round sweeps: the draws the demo's server could make."""
+    levels = [1, 2, 4, 8, 16, 32, 64]
+    return [predict(load_profile(name), levels, SLO(), rounds=10, seed=1000 * k).plan.c_max
+            for k in range(10)]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -105,10 +118,18 @@ def test_p90_capacity_holds_across_random_draws(name: str) -> None:
     """The demo's server draws its own randomness, so one seed matching is not enough: a
     P90 on the edge of the SLO flips C_max a whole level between runs (issue 13). Nine of
     ten seeded sweeps at 10 rounds must give the seed's C_max."""
-    levels = [1, 2, 4, 8, 16, 32, 64]
-    got = [predict(load_profile(name), levels, SLO(), rounds=10, seed=1000 * k).plan.c_max
-           for k in range(10)]
+    got = _draws(name)
     assert sum(c == SEED_CMAX[name] for c in got) >= 9, got
+
+
+@pytest.mark.parametrize("name", sorted(DRAW_GAPS))
+def test_p90_capacity_of_a_gap_holds_in_most_draws(name: str) -> None:
+    """A profile still short of nine in ten must not slip further: the seed's C_max in at
+    least DRAW_FLOOR of the 10 draws, and more often than any other C_max."""
+    got = _draws(name)
+    hits = sum(c == SEED_CMAX[name] for c in got)
+    assert hits >= DRAW_FLOOR, got
+    assert all(got.count(c) < hits for c in set(got) - {SEED_CMAX[name]}), got
 
 
 @pytest.mark.parametrize("name", CONFIGS)
