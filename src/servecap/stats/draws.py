@@ -49,7 +49,7 @@ def is_stable(draws: Sequence[int | None]) -> bool:
 
 def _closed_verdicts(plan: CapacityPlan) -> dict[int, bool]:
     """{concurrency: meets both SLOs} of a plan's whole closed-loop levels."""
-    return {int(lv.level.value): lv.ttft_ok and lv.tps_ok for lv in plan.levels
+    return {int(lv.level.value): lv.ok for lv in plan.levels
             if lv.level.is_closed and not lv.partial}  # fmt: skip
 
 
