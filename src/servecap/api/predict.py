@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
+from servecap.api.predict_users import UsersCheck, check_users
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary
@@ -57,6 +58,9 @@ class Prediction(BaseModel):
     # (concurrency, draws within both SLOs) of each level whose verdict differs between
     # draws, up to the highest first miss: where more rounds would settle C_max
     chance_levels: list[tuple[int, int]] = []
+    # the plan's users run on the model as users thinking between requests (`check_users`),
+    # where asked for and the plan has users
+    users_check: UsersCheck | None = None
     # each draw's levels (stored fields), for a caller that judges them otherwise (on
     # another statistic, on a run's clock); not part of the JSON answer
     draw_levels: list[list[dict[str, Any]]] = Field(default_factory=list, exclude=True)
@@ -75,7 +79,8 @@ class Prediction(BaseModel):
             return None
         top = max((int(row["concurrency"]) for row in self.levels), default=None)
         users = [u for u in self.users_draws if u is not None]
-        notes = [f"users {min(users)}-{max(users)}"] if users else []
+        span = f"{min(users)}-{max(users)}" if users and min(users) < max(users) else None
+        notes = [f"users {span or users[0]}"] if users else []
         line = f"Across {len(self.c_max_draws)} seeded draws of the model: C_max " + (
             describe_draws(self.c_max_draws, top))
         if is_stable(self.c_max_draws):
@@ -132,9 +137,11 @@ def predict(
     rounds: int = 10,
     seed: int = 0,
     draws: int = 1,
+    users: bool = False,
 ) -> Prediction:
     """Sweep ``levels`` on the profile's model in virtual time and plan them under ``slo``;
-    with ``draws`` > 1, as many seeded sweeps, each one's C_max and users kept beside."""
+    with ``draws`` > 1, as many seeded sweeps, each one's C_max and users kept beside; with
+    ``users``, the plan's users run on the model too (`api.predict_users`)."""
     swept = [
         _sweep(profile, levels, input_tokens, output_tokens, rounds, seed + DRAW_SEED_STEP * k)
         for k in range(max(1, draws))
@@ -142,16 +149,21 @@ def predict(
     plans = [plan_levels(summaries, slo) for summaries in swept]
     cal = profile.calibration
     split = cal.get("holdout_split")
+    plan = plans[0]
+    check = None
+    if users and plan.users and plan.latency_mean_s:
+        check = check_users(profile.params, plan.users, plan.latency_mean_s, slo, input_tokens,
+                            output_tokens, seed)  # fmt: skip
     return Prediction(
         profile=profile.name, input_tokens=input_tokens, output_tokens=output_tokens,
-        rounds=rounds, plan=plans[0], levels=[s.stored() for s in swept[0]],
+        rounds=rounds, plan=plan, levels=[s.stored() for s in swept[0]],
         holdout_mape=_number(cal.get("holdout_mape")),
         holdout_max_cell_error=_number(cal.get("holdout_max_cell_error")),
         holdout_split=split if isinstance(split, str) else None,
         calibrated_on=calibrated_workloads(cal),
         c_max_draws=[plan.c_max for plan in plans] if draws > 1 else [],
         users_draws=[plan.users for plan in plans] if draws > 1 else [],
-        chance_levels=chance_levels(plans) if draws > 1 else [],
+        chance_levels=chance_levels(plans) if draws > 1 else [], users_check=check,
         draw_levels=[[s.stored() for s in summaries] for summaries in swept],
     )  # fmt: skip
 

@@ -10,16 +10,19 @@ the run's clock (times / S, rates x S) before it is compared or judged. What com
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from servecap.api.predict import DEFAULT_DRAWS, error_label, predict
+from servecap.api.predict_users import check_users
 from servecap.core.config import SLO
 from servecap.core.summary import LevelSummary
+from servecap.core.users_check import UsersCheck
 from servecap.report.model import ReportModel, RunMeta
 from servecap.report.predicted import COMPARED, PredictedCapacity, PredictedRun
 from servecap.sim.profiles import Profile, builtin_names, load_profile
 from servecap.sim.sweep import DEFAULT_WORKLOAD
-from servecap.stats.capacity import plan_levels
+from servecap.stats.capacity import CapacityPlan, plan_levels
 from servecap.stats.draws import chance_levels
 
 STATISTICS = ("p90", "mean")
@@ -89,17 +92,37 @@ def _predict_run(profile: Profile, model: ReportModel, meta: RunMeta) -> Predict
         config=meta.name, profile=profile.name, label=pred.label,
         error=error_label(pred.holdout_mape, pred.holdout_max_cell_error),
         workload=f"{prompt}/{output}", note=note or None, levels=cells,
-        capacity=[_capacity(model, meta.name, draws, slo, stat) for stat in STATISTICS],
+        capacity=[_capacity(model, meta.name, draws, slo.model_copy(update={"statistic": stat}),
+                            _UsersRun(profile, prompt, output, scale))
+                  for stat in STATISTICS],
     )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class _UsersRun:
+    """What running a plan's users on the model needs: the profile, the run's lengths and
+    its simulator time scale."""
+
+    profile: Profile
+    prompt: int
+    output: int
+    scale: float
+
+    def check(self, plan: CapacityPlan, slo: SLO) -> UsersCheck | None:
+        if not plan.users or not plan.latency_mean_s:
+            return None
+        return check_users(self.profile.params, plan.users, plan.latency_mean_s, slo,
+                           self.prompt, self.output, time_scale=self.scale)  # fmt: skip
+
+
 def _capacity(
-    model: ReportModel, config: str, draws: list[list[LevelSummary]], slo: SLO, stat: str
-) -> PredictedCapacity:
-    """One statistic's capacity, measured beside predicted (the first draw's, with every
-    draw's C_max beside it)."""
-    on_stat = slo.model_copy(update={"statistic": stat})
-    plans = [plan_levels(rows, on_stat) for rows in draws]
+    model: ReportModel, config: str, draws: list[list[LevelSummary]], slo: SLO,
+    users: _UsersRun,
+) -> PredictedCapacity:  # fmt: skip
+    """One statistic's capacity (``slo.statistic``), measured beside predicted (the first
+    draw's, with every draw's C_max beside it, and its users run on the model)."""
+    stat = slo.statistic
+    plans = [plan_levels(rows, slo) for rows in draws]
     plan = plans[0]
     measured = model.analysis.slo.capacity_of(stat, config)
     return PredictedCapacity(
@@ -112,6 +135,7 @@ def _capacity(
         predicted_c_max_draws=[each.c_max for each in plans],
         predicted_chance_levels=chance_levels(plans),
         top_level=max((int(lv.concurrency or 0) for lv in draws[0]), default=None),
+        users_check=users.check(plan, slo),
     )  # fmt: skip
 
 

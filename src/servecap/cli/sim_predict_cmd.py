@@ -61,6 +61,13 @@ def predict_cmd(
     tps_slo: TpsSloOption = SLO_DEFAULTS.tps,
     stat: StatOption = StatChoice(SLO_DEFAULTS.statistic),
     think_time_s: ThinkTimeOption = SLO_DEFAULTS.think_time_s,
+    users: Annotated[
+        bool,
+        typer.Option(
+            "--users/--no-users",
+            help="Run the predicted users on the model, thinking exp:THINK s between requests",
+        ),
+    ] = True,
     format: Annotated[str, typer.Option(help="table or json")] = "table",
 ) -> None:
     """Predict C_max, users and the per-level table from a calibrated profile (no server)."""
@@ -73,7 +80,8 @@ def predict_cmd(
     levels = parse_levels(concurrency)
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
     prof = predicting_profile(profile)
-    pred = predict(prof, levels, slo, input_tokens, output_tokens, rounds, draws=draws)
+    pred = predict(prof, levels, slo, input_tokens, output_tokens, rounds, draws=draws,
+                   users=users)  # fmt: skip
     if format == "json":
         print(pred.model_dump_json(indent=2))
         return
@@ -91,3 +99,5 @@ def predict_cmd(
     console.print(_headline(pred, slo.statistic), **plain)  # type: ignore[arg-type]
     if (spread := pred.draws_line()) is not None:
         console.print(spread, **plain)  # type: ignore[arg-type]
+    if pred.users_check is not None:
+        console.print(pred.users_check.line(), **plain)  # type: ignore[arg-type]

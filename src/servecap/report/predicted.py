@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from servecap.core.users_check import UsersCheck
+
 #: (column title, level field, digits): the means compared, the P90 TTFT a capacity rests on
 COMPARED: tuple[tuple[str, str, int], ...] = (
     ("TTFT mean ms", "ttft_mean_ms", 1),
@@ -40,6 +42,9 @@ class PredictedCapacity(BaseModel):
     # (concurrency, draws within both SLOs) of the levels that decide C_max by chance
     # (`stats.draws.chance_levels`)
     predicted_chance_levels: list[tuple[int, int]] = []
+    # the predicted users run on the model as users thinking between requests
+    # (`api.predict_users`), on the run's clock; None where the plan has no users
+    users_check: UsersCheck | None = None
 
 
 class PredictedRun(BaseModel):

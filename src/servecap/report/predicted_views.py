@@ -54,13 +54,14 @@ def capacity_table(run: PredictedRun) -> Table:
     return Table(
         title=f"Capacity predicted beside measured: {run.config} and profile {run.profile}",
         header=["statistic", "C_max measured", "C_max predicted", "users measured",
-                "users predicted", "predicted C_max across seeded draws"],
+                "users predicted", "predicted C_max across seeded draws",
+                "predicted users run on the model (thinking between requests)"],
         rows=[
             ["P90" if cap.statistic == "p90" else "mean",
              _c_max(cap.measured_c_max, cap.measured_lower_bound),
              _c_max(cap.predicted_c_max, cap.predicted_lower_bound),
              fmt_number(cap.measured_users), fmt_number(cap.predicted_users),
-             _draws(cap)]
+             _draws(cap), cap.users_check.cell() if cap.users_check else "n/a"]
             for cap in run.capacity
         ],
     )  # fmt: skip

@@ -67,6 +67,13 @@ class Request:
     n_first: int = 0
     tokens: int = 0
 
+    def receive(self, t: float, tokens: int, first: bool) -> None:
+        """``tokens`` arrived at ``t`` (``first``: the reply's first chunk)."""
+        if first:
+            self.first, self.n_first = t, tokens
+        self.tokens += tokens
+        self.last = t
+
     @property
     def ttft_s(self) -> float:
         return self.first - self.sent
@@ -135,10 +142,7 @@ def closed_loop_requests(
             break
         for em in engine.advance(te):
             req = live[em.rid]
-            if em.first:
-                req.first, req.n_first = te, em.tokens
-            req.tokens += em.tokens
-            req.last = te
+            req.receive(te, em.tokens, em.first)
             if em.done:
                 done.append(live.pop(em.rid))
                 if sent_count[req.stream] < rounds:

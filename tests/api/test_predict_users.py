@@ -1,0 +1,75 @@
+"""A prediction's users run on the profile's model (`api.predict_users`), and where they show."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from servecap.api.predict import predict
+from servecap.api.predict_users import check_users
+from servecap.cli.main import app
+from servecap.core.config import SLO
+from servecap.sim.profiles import load_profile
+
+runner = CliRunner()
+
+
+def test_the_demo_winner_s_users_hold_in_its_model() -> None:
+    """vllm-direct's predicted users are the ones the demo verifies at x1 against `servecap
+    sim`: its model holds them in virtual time too, so a refit that would fail the demo's
+    verification fails here in a second."""
+    pred = predict(load_profile("vllm-direct"), [1, 2, 4, 8, 16, 32, 64], SLO(), users=True)
+    check = pred.users_check
+    assert check is not None and check.users == pred.plan.users
+    assert check.holds, check.line()
+    assert check.ttft_ms is not None and check.ttft_ms <= 1000.0
+    assert check.holding_users is None and check.requests > 1000
+    # about as many in flight as Little's law puts there: C_max on average
+    assert check.mean_in_flight == pytest.approx(pred.plan.c_max or 0, rel=0.15)
+    assert check.line().startswith(f"In the model, {check.users} users thinking exp:45 s hold")
+
+
+def test_users_that_miss_are_searched_down_to_a_count_that_holds() -> None:
+    """sglang-direct's model runs a prompt's prefill alone for about 0.4 s: a closed loop's
+    waves share one, but users arriving one by one each get their own, and decoding starves.
+    Its Little's-law users miss by far; the search's answer holds, and a few more do not."""
+    params = load_profile("sglang-direct").params
+    pred = predict(load_profile("sglang-direct"), [1, 2, 4, 8, 16, 32, 64], SLO(), users=True)
+    check = pred.users_check
+    assert check is not None and not check.holds
+    held = check.holding_users
+    assert held is not None and held < check.users / 2, check.line()
+    latency = pred.plan.latency_mean_s or 0.0
+    assert check_users(params, held, latency, SLO()).holds
+    assert not check_users(params, round(held * 1.1) + 1, latency, SLO()).holds
+    assert f"{check.users} users thinking exp:45 s miss the SLOs" in check.line()
+    assert check.cell().endswith(f"; {held} hold")
+
+
+def test_a_fast_simulator_s_clock_scales_the_check() -> None:
+    """On a run at time scale 2 (SLO, think time and latency on the run's clock: halved TTFT,
+    doubled TPS) the model runs the same users on its own clock: the same verdict, and its
+    TTFT comes back halved."""
+    params = load_profile("vllm-spec").params
+    slo = SLO()
+    fast = SLO(ttft_ms=500.0, tps=30.0, think_time_s=22.5)
+    own = check_users(params, 200, 3.0, slo)
+    scaled = check_users(params, 200, 1.5, fast, time_scale=2.0)
+    assert scaled.holds == own.holds and scaled.think == "exp:22.5"
+    assert own.ttft_ms is not None and scaled.ttft_ms == pytest.approx(own.ttft_ms / 2)
+    assert own.tps is not None and scaled.tps == pytest.approx(own.tps * 2)
+    assert scaled.window_s == own.window_s / 2
+
+
+def test_sim_predict_prints_the_check_and_json_carries_it() -> None:
+    out = runner.invoke(app, ["sim", "predict", "vllm-direct", "--draws", "1"])
+    assert out.exit_code == 0, out.output
+    assert "users thinking exp:45 s hold: P90 TTFT" in out.output
+    raw = runner.invoke(app, ["sim", "predict", "vllm-direct", "--draws", "1", "--format",
+                              "json"])  # fmt: skip
+    check = json.loads(raw.output)["users_check"]
+    assert check["holds"] is True and check["think"] == "exp:45"
+    off = runner.invoke(app, ["sim", "predict", "vllm-direct", "--draws", "1", "--no-users"])
+    assert off.exit_code == 0 and "users thinking" not in off.output
