@@ -15,6 +15,9 @@ and the profile it makes predicts c = 2, 4, 16 and 32:
     python bench/sim_holdout.py --cmax          # each committed seed profile swept with 10
                                                 # rounds through `servecap run` + plan: its
                                                 # P90 C_max against the seed's
+    python bench/sim_holdout.py --cmax --repeat 12 --only sglang-spec
+                                                # its c=1..8 through `servecap run`, 12
+                                                # times, each on a fresh server
     python bench/sim_holdout.py --splits        # other training levels than 1, 8 and 64
                                                 # (three, four and five of the seven): is
                                                 # it the split or the model?
@@ -233,6 +236,34 @@ def cmax_through_client(rounds: int) -> None:
                   f"users {run.users}")  # fmt: skip
 
 
+def cmax_repeated(repeats: int, rounds: int, configs: Sequence[str]) -> None:
+    """The demo's server (`servecap sim`, its fixed seed) swept through `servecap run` at c =
+    1, 2, 4 and 8, `repeats` times, fresh each time: how often the client's timing moves a
+    C_max that depends on those levels (sglang-spec's), and each repeat's P90 TTFT."""
+    from servecap.api.run import Secrets, run_benchmark
+    from servecap.core.config import SLO, ClientOptions, RunConfig
+    from servecap.sim.runner import start_server_process
+    from servecap.stats.capacity import plan_levels
+    from servecap.storage.runs import load_runs
+
+    for config in configs:
+        got = []
+        with tempfile.TemporaryDirectory(prefix="sim-cmax-") as tmp:
+            for k in range(repeats):
+                with start_server_process(config) as server:
+                    client = ClientOptions(base_url=server.base_url)
+                    run_config = RunConfig(name=f"{config}-{k}", concurrency=[1, 2, 4, 8],
+                                           rounds=rounds, out_dir=str(Path(tmp) / "runs"),
+                                           client=client)  # fmt: skip
+                    (run,) = load_runs([run_benchmark(run_config, Secrets()).run_dir])
+                got.append(plan_levels(run.levels, SLO()).c_max)
+                p90 = [round(lv.value("ttft", "p90") or 0) for lv in run.levels]
+                print(f"  {config} repeat {k + 1}: C_max {got[-1]}, P90 TTFT ms {p90}", flush=True)
+        hits = sum(c == SEED_CMAX[config] for c in got)
+        print(f"{config}: the seed's C_max {SEED_CMAX[config]} in {hits} of {repeats} "
+              f"({rounds} rounds at c = 1, 2, 4, 8 through servecap run at x1)")  # fmt: skip
+
+
 def engine() -> None:
     from tests.engines import procs, sim_proof
     from tests.engines.tinymodel import ensure_model
@@ -263,6 +294,8 @@ def main() -> None:
     parser.add_argument("--recorded", action="store_true")
     parser.add_argument("--cmax", action="store_true")
     parser.add_argument("--rounds", type=int, default=10, help="--cmax rounds")
+    parser.add_argument("--repeat", type=int, default=0, help="--cmax: this many sweeps of "
+                        "c=1..8 per --only profile instead, each on a fresh server")
     parser.add_argument("--engine", action="store_true")
     parser.add_argument("--splits", action="store_true")
     parser.add_argument("--noise", action="store_true")
@@ -281,6 +314,8 @@ def main() -> None:
         seed_prompts(args.evals, opts, args.seed_prompts, args.only or CONFIGS)
     elif args.noise:
         noise(args.draws, args.only or CONFIGS)
+    elif args.cmax and args.repeat:
+        cmax_repeated(args.repeat, args.rounds, args.only or ["sglang-spec"])
     elif args.cmax:
         cmax_through_client(args.rounds)
     elif args.engine:
