@@ -4,8 +4,11 @@ Measure llama-server at three levels of 128/128, calibrate a profile from that r
 `servecap sim calibrate` (the engine's 8 slots set from its `-np`, the rest fitted), then
 measure what the calibration never saw (other concurrencies, and a second workload of
 longer prompts and shorter outputs) and compare each with `servecap sim predict`'s answer.
-Last, the calibration levels are measured once more: how far the engine reproduces its own
-numbers on this machine, a floor no prediction can beat.
+Then users who think between requests (`servecap run --users`, one-request conversations):
+the load `servecap verify` sends, whose arrivals are spread in time as no closed loop's are,
+beside the same users run on the profile's model (`sim.users_sweep`, what `sim predict`'s
+users check runs). Last, the calibration levels are measured once more: how far the engine
+reproduces its own numbers on this machine, a floor no prediction can beat.
 Shared by tests/engines/test_sim_proof.py and bench/sim_holdout.py.
 
 `two_workloads` (the bench's `--engine`) reuses the same measurements to show what a second
@@ -17,13 +20,18 @@ c=4).
 from __future__ import annotations
 
 import json
+import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from servecap.sim.profiles import Profile, load_profile_file
+from servecap.sim.sweep import Request
+from servecap.sim.users_sweep import users_level
 from tests.engines import procs
 from tests.engines.sweep import LLAMA_EXTRA_BODY, read_json, servecap
 
@@ -38,6 +46,14 @@ METRICS = ("ttft_mean_ms", "itl_mean_ms", "tps_mean", "latency_mean_s")
 # same seeded prompts, so with the cache on they prefilled almost nothing (c=2 TTFT 18 ms
 # against 80 ms at c=1 in the calibration run); the profile models no prefix cache
 PROOF_EXTRA_BODY = {**LLAMA_EXTRA_BODY, "cache_prompt": False}
+# users thinking exp:USERS_THINK_S s between one-request turns: about 4 of the 8 slots busy
+# on average (16 x 3.8 / 13.8 s), so the count in flight ranges from idle to full
+USERS, USERS_THINK_S = 16, 10.0
+USERS_RAMP_S, USERS_DURATION_S = 10.0, 90.0
+USERS_GROUP = f"{USERS} users, exp:{USERS_THINK_S:g}"
+USERS_METRICS = ("ttft_mean_ms", "ttft_p90_ms", "itl_mean_ms", "latency_mean_s")
+# the model's users run: long enough that its own sampling error is small beside the engine's
+MODEL_WINDOW_S = 900.0
 # the calibration levels measured again last: the calibration run as the "prediction" of its
 # own repeat is how far this machine's engine reproduces itself over the proof's minutes
 REPEAT = "engine repeat (128/128)"
@@ -106,6 +122,46 @@ def sweep(
     return run_dir
 
 
+def users_run(eng: procs.Engine, out: Path, name: str = "users") -> Path:
+    """`servecap run --users USERS` thinking exp:USERS_THINK_S, one request per
+    conversation, 128 / 128 tokens; its run directory."""
+    args = [
+        "run", "--base-url", eng.base_url, "--model", eng.model, "--name", name,
+        "--users", str(USERS), "--think-time", f"exp:{USERS_THINK_S:g}", "--turns", "1",
+        "--ramp-s", str(USERS_RAMP_S), "--duration", str(USERS_DURATION_S),
+        "--input-tokens", "128", "--output-tokens", "128", "--timeout", "300",
+        "--stall-timeout", "120", "--out", str(out / name),
+        "--extra-body", json.dumps(PROOF_EXTRA_BODY),
+    ]  # fmt: skip
+    result = servecap(*args, timeout_s=900)
+    if result.returncode != 0:
+        raise AssertionError(f"servecap run exited {result.returncode}:\n{result.stderr[-4000:]}")
+    (run_dir,) = [p.parent for p in (out / name).glob("*/run.json")]
+    return run_dir
+
+
+def _users_means(done: list[Request]) -> dict[str, float]:
+    ttft = sorted(1000.0 * r.ttft_s for r in done)
+    itl = [1000.0 * gap for r in done if (gap := r.itl_s) is not None]
+    return {
+        "ttft_mean_ms": sum(ttft) / len(ttft),
+        "ttft_p90_ms": float(np.percentile(ttft, 90.0)),
+        "itl_mean_ms": sum(itl) / len(itl),
+        "latency_mean_s": sum(r.latency_s for r in done) / len(done),
+    }
+
+
+def compare_users(profile: Profile, run_dir: Path) -> list[Cell]:
+    """The measured users level beside the same users run on the profile's model."""
+    rng = random.Random(0)
+    level = users_level(profile.params, USERS, lambda: rng.expovariate(1.0 / USERS_THINK_S),
+                        USERS_RAMP_S, MODEL_WINDOW_S, 128, 128)  # fmt: skip
+    model = _users_means(level.requests)
+    (row,) = read_json(run_dir / "summary.json")
+    return [Cell(USERS_GROUP, USERS, metric, model[metric], float(row[metric]))
+            for metric in USERS_METRICS if row.get(metric)]  # fmt: skip
+
+
 def calibrate(run_dir: Path | Sequence[Path], out: Path) -> Profile:
     """`servecap sim calibrate RUN... --max-num-seqs 8`: the profile it writes."""
     kv = procs.SLOTS * CTX_PER_SLOT
@@ -156,15 +212,18 @@ def run_proof(binary: Path, gguf: Path, tmp: Path) -> Proof:
         other_run = sweep(eng, tmp, "other-levels", OTHER_LEVELS, 128, 128)
         inp, outp, levels = SECOND
         second_run = sweep(eng, tmp, "second-workload", levels, inp, outp)
+        users = users_run(eng, tmp)
         repeat_run = sweep(eng, tmp, "repeat", CAL_LEVELS, 128, 128)
     finally:
         eng.stop()
     prof_path = tmp / "llama-tiny.toml"
     proof = Proof(calibrate(cal_run, prof_path))
-    proof.runs = {"calibrate": cal_run, "other-levels": other_run, "second": second_run}
+    proof.runs = {"calibrate": cal_run, "other-levels": other_run, "second": second_run,
+                  "users": users}  # fmt: skip
     proof.cells += compare("128/128 other levels",
                            predicted(prof_path, OTHER_LEVELS, 128, 128), other_run)  # fmt: skip
     proof.cells += compare(f"{inp}/{outp}", predicted(prof_path, levels, inp, outp), second_run)
+    proof.cells += compare_users(proof.profile, users)
     proof.cells += compare(REPEAT, read_json(cal_run / "summary.json"), repeat_run)
     proof.wall_s = time.monotonic() - started
     return proof
