@@ -20,7 +20,7 @@ def test_the_demo_winner_s_users_hold_in_its_model() -> None:
     """vllm-direct's predicted users are the ones the demo verifies at x1 against `servecap
     sim`: its model holds them in virtual time too, so a refit that would fail the demo's
     verification fails here in a second."""
-    pred = predict(load_profile("vllm-direct"), [1, 2, 4, 8, 16, 32, 64], SLO(), users=True)
+    pred = predict(load_profile("vllm-direct"), [1, 2, 4, 8, 16, 32, 64], SLO(), check=True)
     check = pred.users_check
     assert check is not None and check.users == pred.plan.users
     assert check.holds, check.line()
@@ -36,7 +36,7 @@ def test_users_that_miss_are_searched_down_to_a_count_that_holds() -> None:
     waves share one, but users arriving one by one each get their own, and decoding starves.
     Its Little's-law users miss by far; the search's answer holds, and a few more do not."""
     params = load_profile("sglang-direct").params
-    pred = predict(load_profile("sglang-direct"), [1, 2, 4, 8, 16, 32, 64], SLO(), users=True)
+    pred = predict(load_profile("sglang-direct"), [1, 2, 4, 8, 16, 32, 64], SLO(), check=True)
     check = pred.users_check
     assert check is not None and not check.holds
     held = check.holding_users
@@ -71,5 +71,23 @@ def test_sim_predict_prints_the_check_and_json_carries_it() -> None:
                               "json"])  # fmt: skip
     check = json.loads(raw.output)["users_check"]
     assert check["holds"] is True and check["think"] == "exp:45"
-    off = runner.invoke(app, ["sim", "predict", "vllm-direct", "--draws", "1", "--no-users"])
+    off = runner.invoke(app, ["sim", "predict", "vllm-direct", "--draws", "1",
+                              "--no-check-users"])  # fmt: skip
     assert off.exit_code == 0 and "users thinking" not in off.output
+
+
+def test_sim_predict_runs_the_users_asked_for() -> None:
+    """A what-if on users: how 300 users fare, whatever the plan predicts."""
+    out = runner.invoke(app, ["sim", "predict", "vllm-direct", "--draws", "1", "--users", "300"])
+    assert out.exit_code == 0, out.output
+    assert "In the model, 300 users thinking exp:45 s hold: P90 TTFT" in out.output
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [(["--users", "0"], "invalid --users 0: must be >= 1"),
+     (["--users", "5", "--no-check-users"], "drop --no-check-users")],
+)  # fmt: skip
+def test_sim_predict_refuses_users_it_cannot_run(args: list[str], needle: str) -> None:
+    out = runner.invoke(app, ["sim", "predict", "vllm-direct", *args])
+    assert out.exit_code == 2 and needle in out.output, out.output

@@ -58,8 +58,8 @@ class Prediction(BaseModel):
     # (concurrency, draws within both SLOs) of each level whose verdict differs between
     # draws, up to the highest first miss: where more rounds would settle C_max
     chance_levels: list[tuple[int, int]] = []
-    # the plan's users run on the model as users thinking between requests (`check_users`),
-    # where asked for and the plan has users
+    # users run on the model as users thinking between requests (`check_users`), where
+    # asked for: the plan's (where it has users) or the count asked for
     users_check: UsersCheck | None = None
     # each draw's levels (stored fields), for a caller that judges them otherwise (on
     # another statistic, on a run's clock); not part of the JSON answer
@@ -137,11 +137,13 @@ def predict(
     rounds: int = 10,
     seed: int = 0,
     draws: int = 1,
-    users: bool = False,
+    check: bool = False,
+    users: int | None = None,
 ) -> Prediction:
     """Sweep ``levels`` on the profile's model in virtual time and plan them under ``slo``;
     with ``draws`` > 1, as many seeded sweeps, each one's C_max and users kept beside; with
-    ``users``, the plan's users run on the model too (`api.predict_users`)."""
+    ``check``, ``users`` users (default: the plan's) run on the model too
+    (`api.predict_users`)."""
     swept = [
         _sweep(profile, levels, input_tokens, output_tokens, rounds, seed + DRAW_SEED_STEP * k)
         for k in range(max(1, draws))
@@ -150,10 +152,8 @@ def predict(
     cal = profile.calibration
     split = cal.get("holdout_split")
     plan = plans[0]
-    check = None
-    if users and plan.users and plan.latency_mean_s:
-        check = check_users(profile.params, plan.users, plan.latency_mean_s, slo, input_tokens,
-                            output_tokens, seed)  # fmt: skip
+    users_check = _check(profile, plan, swept[0], slo, users, (input_tokens, output_tokens),
+                         seed) if check else None  # fmt: skip
     return Prediction(
         profile=profile.name, input_tokens=input_tokens, output_tokens=output_tokens,
         rounds=rounds, plan=plan, levels=[s.stored() for s in swept[0]],
@@ -163,7 +163,7 @@ def predict(
         calibrated_on=calibrated_workloads(cal),
         c_max_draws=[plan.c_max for plan in plans] if draws > 1 else [],
         users_draws=[plan.users for plan in plans] if draws > 1 else [],
-        chance_levels=chance_levels(plans) if draws > 1 else [], users_check=check,
+        chance_levels=chance_levels(plans) if draws > 1 else [], users_check=users_check,
         draw_levels=[[s.stored() for s in summaries] for summaries in swept],
     )  # fmt: skip
 
@@ -178,6 +178,19 @@ def _sweep(
             profile.params, c, rounds, input_tokens, output_tokens, seed=seed + c))
         for c in sorted(set(levels))
     ]  # fmt: skip
+
+
+def _check(
+    profile: Profile, plan: CapacityPlan, levels: list[LevelSummary], slo: SLO,
+    users: int | None, lengths: tuple[int, int], seed: int,
+) -> UsersCheck | None:  # fmt: skip
+    """``users`` (default: the plan's) run on the model; its warm-up from the plan's mean
+    latency at C_max, or, without one, from the slowest level's (None: nothing to run)."""
+    count = users if users is not None else plan.users
+    latency = plan.latency_mean_s or max((lv.latency_mean_s or 0.0 for lv in levels), default=0.0)
+    if not count or not latency:
+        return None
+    return check_users(profile.params, count, latency, slo, *lengths, seed)
 
 
 def predicting_profile(name: str, what: str = "") -> Profile:

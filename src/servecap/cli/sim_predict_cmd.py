@@ -61,27 +61,36 @@ def predict_cmd(
     tps_slo: TpsSloOption = SLO_DEFAULTS.tps,
     stat: StatOption = StatChoice(SLO_DEFAULTS.statistic),
     think_time_s: ThinkTimeOption = SLO_DEFAULTS.think_time_s,
-    users: Annotated[
+    check_users: Annotated[
         bool,
         typer.Option(
-            "--users/--no-users",
-            help="Run the predicted users on the model, thinking exp:THINK s between requests",
+            "--check-users/--no-check-users",
+            help="Run users on the model, thinking exp:<--think-time-s> between requests",
         ),
     ] = True,
+    users: Annotated[
+        int | None, typer.Option(help="Users to run on the model (default: the predicted users)")
+    ] = None,
     format: Annotated[str, typer.Option(help="table or json")] = "table",
 ) -> None:
     """Predict C_max, users and the per-level table from a calibrated profile (no server)."""
     if format not in ("table", "json"):
         raise fail_input(f"invalid --format {format!r}: use table or json")
-    for flag, value in (("--input-tokens", input_tokens), ("--output-tokens", output_tokens),
-                        ("--rounds", rounds), ("--draws", draws)):  # fmt: skip
+    counts = [("--input-tokens", input_tokens), ("--output-tokens", output_tokens),
+              ("--rounds", rounds), ("--draws", draws)]  # fmt: skip
+    if users is not None:
+        counts.append(("--users", users))
+        if not check_users:
+            raise fail_input("--users names the users to run on the model: drop "
+                             "--no-check-users")  # fmt: skip
+    for flag, value in counts:
         if value < 1:
             raise fail_input(f"invalid {flag} {value}: must be >= 1")
     levels = parse_levels(concurrency)
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
     prof = predicting_profile(profile)
     pred = predict(prof, levels, slo, input_tokens, output_tokens, rounds, draws=draws,
-                   users=users)  # fmt: skip
+                   check=check_users, users=users)  # fmt: skip
     if format == "json":
         print(pred.model_dump_json(indent=2))
         return
