@@ -103,14 +103,12 @@ def engine(binary: Path, gguf: Path, log_dir: Path) -> procs.Engine:
     return eng
 
 
-def sweep(
-    eng: procs.Engine, out: Path, name: str, levels: Sequence[int], input_tokens: int,
-    output_tokens: int,
-) -> Path:  # fmt: skip
-    """One `servecap run` of ``levels``; its run directory."""
+def _run(eng: procs.Engine, out: Path, name: str, load: list[str], input_tokens: int,
+         output_tokens: int) -> Path:  # fmt: skip
+    """One `servecap run` with the proof's request shape and ``load``'s flags; its run
+    directory (raises with stderr on failure)."""
     args = [
-        "run", "--base-url", eng.base_url, "--model", eng.model, "--name", name,
-        "--concurrency", ",".join(map(str, levels)), "--rounds", str(ROUNDS), "--warmup", "2",
+        "run", "--base-url", eng.base_url, "--model", eng.model, "--name", name, *load,
         "--input-tokens", str(input_tokens), "--output-tokens", str(output_tokens),
         "--timeout", "300", "--stall-timeout", "120", "--out", str(out / name),
         "--extra-body", json.dumps(PROOF_EXTRA_BODY),
@@ -122,22 +120,21 @@ def sweep(
     return run_dir
 
 
+def sweep(
+    eng: procs.Engine, out: Path, name: str, levels: Sequence[int], input_tokens: int,
+    output_tokens: int,
+) -> Path:  # fmt: skip
+    """One `servecap run` of ``levels``; its run directory."""
+    load = ["--concurrency", ",".join(map(str, levels)), "--rounds", str(ROUNDS), "--warmup", "2"]
+    return _run(eng, out, name, load, input_tokens, output_tokens)
+
+
 def users_run(eng: procs.Engine, out: Path, name: str = "users") -> Path:
     """`servecap run --users USERS` thinking exp:USERS_THINK_S, one request per
     conversation, 128 / 128 tokens; its run directory."""
-    args = [
-        "run", "--base-url", eng.base_url, "--model", eng.model, "--name", name,
-        "--users", str(USERS), "--think-time", f"exp:{USERS_THINK_S:g}", "--turns", "1",
-        "--ramp-s", str(USERS_RAMP_S), "--duration", str(USERS_DURATION_S),
-        "--input-tokens", "128", "--output-tokens", "128", "--timeout", "300",
-        "--stall-timeout", "120", "--out", str(out / name),
-        "--extra-body", json.dumps(PROOF_EXTRA_BODY),
-    ]  # fmt: skip
-    result = servecap(*args, timeout_s=900)
-    if result.returncode != 0:
-        raise AssertionError(f"servecap run exited {result.returncode}:\n{result.stderr[-4000:]}")
-    (run_dir,) = [p.parent for p in (out / name).glob("*/run.json")]
-    return run_dir
+    load = ["--users", str(USERS), "--think-time", f"exp:{USERS_THINK_S:g}", "--turns", "1",
+            "--ramp-s", str(USERS_RAMP_S), "--duration", str(USERS_DURATION_S)]  # fmt: skip
+    return _run(eng, out, name, load, 128, 128)
 
 
 def _users_means(done: list[Request]) -> dict[str, float]:
