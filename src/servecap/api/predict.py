@@ -50,6 +50,10 @@ class Prediction(BaseModel):
     holdout_mape: float | None = None
     holdout_max_cell_error: float | None = None
     holdout_split: str | None = None
+    # the levels between the fitted ones that would pin down the fitted parameters those
+    # leave loose ("c=16"; sim.identify), and which parameters; None: none loose
+    measure_next: str | None = None
+    loose: str | None = None
     # the workloads the profile was calibrated on ("128/128"); empty: it does not say
     calibrated_on: list[str] = []
     # C_max and users of each seeded draw of the sweep, the first `plan`'s own
@@ -128,6 +132,10 @@ def _number(value: str | float | None) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
+def _text(value: str | float | None) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def predict(
     profile: Profile,
     levels: Sequence[int],
@@ -160,6 +168,7 @@ def predict(
         holdout_mape=_number(cal.get("holdout_mape")),
         holdout_max_cell_error=_number(cal.get("holdout_max_cell_error")),
         holdout_split=split if isinstance(split, str) else None,
+        measure_next=_text(cal.get("measure_next")), loose=_text(cal.get("loose")),
         calibrated_on=calibrated_workloads(cal),
         c_max_draws=[plan.c_max for plan in plans] if draws > 1 else [],
         users_draws=[plan.users for plan in plans] if draws > 1 else [],
@@ -208,15 +217,23 @@ def predicting_profile(name: str, what: str = "") -> Profile:
     return profile
 
 
-def error_label(mape: float | None, worst: float | None) -> str:
-    """``"held-out error 7.1% (worst cell 24%)"``, or says there is none."""
+def error_label(mape: float | None, worst: float | None, measure_next: str | None = None) -> str:
+    """``"held-out error 7.1% (worst cell 24%)"``, or says there is none; with
+    ``measure_next``, adds where the fit's levels left parameters loose."""
     if mape is None:
-        return "no held-out error (the profile was fitted without one)"
-    tail = f" (worst cell {worst:.0%})" if worst is not None else ""
-    return f"held-out error {mape:.1%}{tail}"
+        head = "no held-out error (the profile was fitted without one)"
+    else:
+        tail = f" (worst cell {worst:.0%})" if worst is not None else ""
+        head = f"held-out error {mape:.1%}{tail}"
+    return head + (f"; {loose_label(measure_next)}" if measure_next else "")
+
+
+def loose_label(measure_next: str) -> str:
+    """What a profile's ``measure_next`` means for its predictions, in a few words."""
+    return f"parameters loose at {measure_next}, which it was not fitted on: measure there"
 
 
 __all__ = [
-    "DEFAULT_DRAWS", "PREDICTION_LABEL", "Prediction", "error_label", "predict",
+    "DEFAULT_DRAWS", "PREDICTION_LABEL", "Prediction", "error_label", "loose_label", "predict",
     "predicting_profile",
 ]  # fmt: skip

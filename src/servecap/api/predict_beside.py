@@ -90,7 +90,7 @@ def _predict_run(profile: Profile, model: ReportModel, meta: RunMeta) -> Predict
     note = "; ".join(n for n in notes if n)
     return PredictedRun(
         config=meta.name, profile=profile.name, label=pred.label,
-        error=error_label(pred.holdout_mape, pred.holdout_max_cell_error),
+        error=error_label(pred.holdout_mape, pred.holdout_max_cell_error, pred.measure_next),
         workload=f"{prompt}/{output}", note=note or None, levels=cells,
         capacity=[_capacity(model, meta.name, draws, slo.model_copy(update={"statistic": stat}),
                             _UsersRun(profile, prompt, output, scale))

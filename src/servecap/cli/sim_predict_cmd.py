@@ -95,11 +95,13 @@ def predict_cmd(
         print(pred.model_dump_json(indent=2))
         return
     console = Console()
-    label = error_label(pred.holdout_mape, pred.holdout_max_cell_error)
+    label = error_label(pred.holdout_mape, pred.holdout_max_cell_error, pred.measure_next)
     plain = {"markup": False, "highlight": False, "soft_wrap": True}
     console.print(f"{prof.name}: {pred.label}; {label}", **plain)  # type: ignore[arg-type]
     if pred.holdout_split:
         console.print(f"held-out error measured as: {pred.holdout_split}", **plain)  # type: ignore[arg-type]
+    if pred.loose:
+        console.print(f"loose: {pred.loose}", **plain)  # type: ignore[arg-type]
     if (note := pred.workload_note()) is not None:
         console.print(f"note: {note}", **plain)  # type: ignore[arg-type]
     summaries = [LevelSummary.model_validate(row) for row in pred.levels]

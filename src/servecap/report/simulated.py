@@ -25,8 +25,12 @@ def simulated_label(server: Mapping[str, Any]) -> str:
         return "no: a real server"
     head = f"simulated (servecap sim, profile {version.get('profile', '?')})"
     cal = version.get("calibration")
-    held = _pct(cal.get("holdout_mape")) if isinstance(cal, Mapping) else None
-    if held is None:
+    if not isinstance(cal, Mapping) or (held := _pct(cal.get("holdout_mape"))) is None:
         return f"{head}: the profile publishes no held-out error"
-    worst = _pct(cal.get("holdout_max_cell_error")) if isinstance(cal, Mapping) else None
-    return f"{head}: held-out error {held}" + (f", worst cell {worst}" if worst else "")
+    worst = _pct(cal.get("holdout_max_cell_error"))
+    label = f"{head}: held-out error {held}" + (f", worst cell {worst}" if worst else "")
+    measure_next = cal.get("measure_next")
+    if isinstance(measure_next, str) and measure_next:
+        label += (f"; fitted parameters loose at {measure_next}, which it was not fitted on "
+                  f"({cal.get('loose', '')})")  # fmt: skip
+    return label

@@ -14,7 +14,10 @@ how a profile learns a prompt's fixed cost apart from its cost per token.
 
 Every fit also reports a held-out error (``holdout``): fitted on part of the levels, how far
 off the others come out. Both go into the profile's ``[calibration]`` table, with the names
-of the fitted parameters and of those set from the deployment.
+of the fitted parameters and of those set from the deployment, and, where the measured levels
+leave some fitted parameter loose (``sim.identify``: it moves a level between them, not the
+measured ones), which ones and the levels that would pin them down (``loose``,
+``measure_next``).
 
 The seed profiles shipped with servecap were produced by::
 
@@ -43,6 +46,7 @@ from typing import Any
 
 from servecap.sim.fitting import default_free, fit_params
 from servecap.sim.holdout import HeldOut, error_table, holdout
+from servecap.sim.identify import levels_to_measure, loose_parameters
 from servecap.sim.params import ModelParams
 from servecap.sim.profiles import Profile, profile_from_dict
 from servecap.sim.sweep import METRICS, TAIL_METRICS, by_workload, sweep_like
@@ -227,11 +231,24 @@ def fit_with_holdout(
         "set_from_deployment": str(base.calibration.get("set_from_deployment", "")),
         **fit_table,
     }
+    calibration.update(_loose_table(fitted, names, levels))
     held = holdout(levels, fit_fn, prompt_lengths) if with_holdout else None
     if held is not None:
         calibration["holdout_split"] = held.split
         calibration.update(error_table("holdout", held.pred, held.target))
     return fitted.model_copy(update={"calibration": calibration}), held
+
+
+def _loose_table(
+    fitted: Profile, names: Sequence[str], levels: list[dict[str, float]]
+) -> dict[str, str]:
+    """``loose`` and ``measure_next`` for the fitted parameters the measured levels leave
+    loose (``sim.identify``); empty when there are none."""
+    loose = loose_parameters(fitted.params, names, levels)
+    if not loose:
+        return {}
+    return {"loose": "; ".join(item.text() for item in loose),
+            "measure_next": ", ".join(levels_to_measure(loose))}  # fmt: skip
 
 
 def holdout_profile(profile: Profile, held: HeldOut) -> Profile:

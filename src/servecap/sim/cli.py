@@ -235,3 +235,6 @@ def calibrate_cmd(
         f"wrote {out}: fit error {float(cal['mape']):.1%}, worst cell "
         f"{float(cal['max_cell_error']):.1%}; {held}"
     )
+    if "loose" in cal:
+        typer.echo(f"the measured levels leave these fitted parameters loose: {cal['loose']}; "
+                   f"measure {cal['measure_next']} to pin them down")  # fmt: skip

@@ -113,12 +113,12 @@ def pattern_search(
     return x, best
 
 
-def _to_unit(name: str, value: float) -> float:
+def to_unit(name: str, value: float) -> float:
     lo, hi = FIT_BOUNDS[name]
     return min(1.0, max(0.0, (value - lo) / (hi - lo)))
 
 
-def _from_unit(name: str, u: float) -> float:
+def from_unit(name: str, u: float) -> float:
     lo, hi = FIT_BOUNDS[name]
     return lo + float(u) * (hi - lo)
 
@@ -234,7 +234,7 @@ def fit_params(
     fixed = base.model_dump()
 
     def build(u: np.ndarray) -> ModelParams:
-        values = {n: _from_unit(n, x) for n, x in zip(names, u, strict=True)}
+        values = {n: from_unit(n, x) for n, x in zip(names, u, strict=True)}
         return ModelParams.model_validate({**fixed, **values})
 
     def f(u: np.ndarray) -> float:
@@ -243,7 +243,7 @@ def fit_params(
                 for i in range(max(1, seeds))]  # fmt: skip
         return float(np.mean([loss(pred, target) for pred in runs]))
 
-    x = np.array([_to_unit(n, float(getattr(base, n))) for n in names])
+    x = np.array([to_unit(n, float(getattr(base, n))) for n in names])
     best = f(x)
     for i in range(max(1, restarts)):
         cand, val = nelder_mead(f, x, step=0.2 / (i + 1), max_evals=max_evals)
