@@ -261,7 +261,7 @@ def table(proof: Proof) -> str:
     lines = [
         f"profile fitted on c={','.join(map(str, CAL_LEVELS))} (128/128): fit error "
         f"{float(cal['mape']):.1%}, held-out {float(cal.get('holdout_mape', 'nan')):.1%} "
-        f"({cal.get('holdout_split', 'none')})",
+        f"({cal.get('holdout_split', 'none')}); loose: {cal.get('loose', 'none')}",
         f"{'workload':<22} {'c':>3} {'metric':<15} {'predicted':>10} {'measured':>10} {'error':>7}",
     ]
     for c in proof.cells:
