@@ -7,8 +7,8 @@ mean error over TTFT, ITL, TPS and latency means is to stay within HELD_OUT_FLOO
 profile's own fit error where that is higher) plus EXTRAPOLATION plus the engine's repeat
 error (the calibration levels measured again at the end), and the fit error within
 MAX_FIT_ERROR plus that repeat error. For the users, a TTFT over-prediction (a closed-loop
-calibration's, by construction: the safe side) counts as no error, up to USERS_TTFT_OVER. The figures are printed (run with -s, or see
-bench/sim_holdout.py --engine).
+calibration's, by construction: the safe side) counts as no error, up to USERS_TTFT_OVER.
+The figures are printed (run with -s, or see bench/sim_holdout.py --engine).
 """
 
 from __future__ import annotations
