@@ -21,6 +21,8 @@ and the profile it makes predicts c = 2, 4, 16 and 32:
     python bench/sim_holdout.py --splits        # other training levels than 1, 8 and 64
                                                 # (three, four and five of the seven): is
                                                 # it the split or the model?
+    python bench/sim_holdout.py --starts        # the held-out fit from other starts: a
+                                                # neutral one, and for a hold its two shapes
     python bench/sim_holdout.py --seed-prompts 3  # the held-out fit swept with the
                                                 # prompts the seed's tool really sent (54-166
                                                 # tokens, not 128), in 3 shuffled orders
@@ -205,6 +207,55 @@ def seed_prompts(
         print(f"| {config} | {' | '.join(text)} | {avg[0]:.1%} / {avg[1]:.1%} |", flush=True)
 
 
+#: --starts: a start that knows nothing of the seed's levels (round numbers in each
+#: parameter's range; only the ones a deployment fits are used), for every deployment
+NEUTRAL_START: dict[str, float] = {
+    "frontend_ms": 20.0, "frontend_jitter": 0.5, "frontend_tail_p": 0.1,
+    "frontend_tail_ms": 300.0, "step_base_ms": 10.0, "decode_ms_per_seq": 1.0, "decode_exp": 1.0,
+    "ctx_ms_per_ktoken": 0.5, "prefill_ms_per_token": 0.05, "prefill_step_ms": 20.0,
+    "admit_ratio": 0.05, "admit_interval_ms": 50.0, "admit_hold_steps": 5.0, "acceptance": 0.7,
+    "draft_ms": 1.0, "verify_ms_per_token": 0.2, "verify_exp": 1.0, "spec_eager_factor": 1.5,
+    "spec_eager_floor_ms": 50.0,
+}  # fmt: skip
+#: --starts for a deployment with an admission hold: the wait as a long hold at every level
+#: (no gate), or as a short hold plus the gate (held requests join once 0.3 x running are due)
+HOLD_STARTS: dict[str, dict[str, float]] = {
+    "long hold": {"admit_ratio": 0.0, "admit_hold_steps": 20.0},
+    "gate": {"admit_ratio": 0.3, "admit_hold_steps": 3.0},
+}
+
+
+def starts(evals: int, opts: tuple[int | None, int | None], configs: Sequence[str]) -> None:
+    """The held-out fit (c=1, 8, 64) from other starting points than the committed one (which
+    an earlier fit to all seven levels produced, so it knows the held-out levels): a neutral
+    start, and for a deployment with a hold, its two shapes. A start whose fit scores better
+    on the three levels but predicts the others worse is one they cannot tell apart."""
+    print("| deployment | start | loss on c=1,8,64 | error on those | held-out mean / worst "
+          "(cell) | TTFT mean at c=2, 4, 16, 32 (seed) |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    seed = read_levels(SEED_CSV)
+    for config in configs:
+        base = seed_bases()[config].params
+        free = default_free(base)
+        seeds, rounds = refit_options(config, *opts)
+        named = {"committed": {}, "neutral": {k: v for k, v in NEUTRAL_START.items() if k in free}}
+        if "admit_hold_steps" in free:
+            named |= HOLD_STARTS
+        train = [r for r in seed[config] if int(r["concurrency"]) in (1, 8, 64)]
+        test = [r for r in seed[config] if int(r["concurrency"]) not in (1, 8, 64)]
+        for name, update in named.items():
+            params, score = fit_params(train, base.model_copy(update=update), free,
+                                       rounds=rounds, max_evals=evals, seeds=seeds)  # fmt: skip
+            fit = fit_errors(sweep_like(params, train), train)["mape"]
+            pred = sweep_like(params, test)
+            errs = fit_errors(pred, test)
+            worst = max((k for k in errs if k not in ("mape", "max")), key=errs.__getitem__)
+            ttft = ", ".join(f"{p['ttft_mean_ms']:.0f} ({t['ttft_mean_ms']:.0f})"
+                             for p, t in zip(pred, test, strict=True))  # fmt: skip
+            print(f"| {config} | {name} | {score:.4f} | {fit:.1%} | {errs['mape']:.1%} / "
+                  f"{errs['max']:.1%} ({worst}) | {ttft} |", flush=True)  # fmt: skip
+
+
 def noise(draws: int, configs: Sequence[str]) -> None:
     """What a perfect model would score on the held-out levels: the committed profile's
     expectation (the mean of ``draws`` seeded 10-round sweeps) against each draw in turn, as
@@ -320,11 +371,12 @@ def main() -> None:
                         "c=1..8 per --only profile instead, each on a fresh server")
     parser.add_argument("--engine", action="store_true")
     parser.add_argument("--splits", action="store_true")
+    parser.add_argument("--starts", action="store_true")
     parser.add_argument("--noise", action="store_true")
     parser.add_argument("--draws", type=int, default=30, help="--noise draws")
     orders = "the held-out table with the seed tool's own prompts, in this many orders"
     parser.add_argument("--seed-prompts", type=int, default=0, metavar="ORDERS", help=orders)
-    only = "rows of the held-out table, --splits, --noise, --seed-prompts"
+    only = "rows of the held-out table, --splits, --starts, --noise, --seed-prompts"
     parser.add_argument("--only", action="append", choices=CONFIGS, help=only)
     args = parser.parse_args()
     opts = (args.seeds, args.fit_rounds)
@@ -332,6 +384,8 @@ def main() -> None:
         recorded()
     elif args.splits:
         splits(args.evals, opts, args.only or CONFIGS)
+    elif args.starts:
+        starts(args.evals, opts, args.only or CONFIGS)
     elif args.seed_prompts:
         seed_prompts(args.evals, opts, args.seed_prompts, args.only or CONFIGS)
     elif args.noise:
