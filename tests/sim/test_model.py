@@ -65,6 +65,19 @@ def test_decode_cost_grows_with_batch_and_context() -> None:
     assert t[1] - t[0] == pytest.approx(0.014404)
 
 
+def test_decode_cost_stops_growing_past_the_batch_cap() -> None:
+    """``decode_batch_cap``: past it a step costs what the cap's batch does (llama.cpp on a
+    CPU); 0 is no cap, and a step keeps growing."""
+    from servecap.sim.step_cost import step_ms
+
+    capped = SIMPLE.model_copy(update={"decode_exp": 1.5, "decode_batch_cap": 4.0})
+    costs = [step_ms(capped, n, 0, 0, False) for n in (1, 2, 4, 6, 8)]
+    assert costs[:3] == pytest.approx([11.0, 10.0 + 2**1.5, 18.0])
+    assert costs[2:] == pytest.approx([18.0] * 3)
+    grows = [step_ms(SIMPLE, n, 0, 0, False) for n in (4, 8)]
+    assert grows == pytest.approx([14.0, 18.0])
+
+
 def test_chunked_prefill_spreads_prompts_over_steps() -> None:
     p = SIMPLE.model_copy(update={"prefill_budget_tokens": 150})
     eng = StepEngine(p)

@@ -26,6 +26,10 @@ SCALE_HELP = "Run the model this many times faster than real time (stated in /ve
 CACHE_HELP = "Prefix caching on or off (default: the profile's; the seed profiles' is off)."
 KV_HELP = "KV budget in tokens (default: the profile's); a prefix cache lives in it."
 SLOTS_HELP = "The engine's sequence slots (e.g. llama-server -np, vLLM --max-num-seqs)."
+ENGINES = ("generic", "llama.cpp")
+ENGINE_HELP = ("The base to fit from, when not --base: generic (continuous batching), or "
+               "llama.cpp (llama-server on a CPU: a decode step that stops growing past a few "
+               "sequences, slots that step together).")
 SOURCES_HELP = (
     "summary.json, run directories or CSVs; runs of other prompt/output lengths (e.g. 128/128 "
     "and 512/32) make one fit that tells a prompt's fixed cost from its cost per token."
@@ -178,15 +182,26 @@ def _read_sources(sources: list[Path], config: str | None) -> tuple[str, list[di
     return names[0], rows
 
 
-def _default_base(config: str, slots: int | None, kv_budget: int | None) -> Profile:
-    """The seed deployment's base for a seed config (unless the deployment's limits are
-    given), else the generic one with the given sequence slots and KV budget."""
-    from servecap.sim.seed_bases import generic_base, seed_bases
+def _default_base(
+    config: str, slots: int | None, kv_budget: int | None, engine: str
+) -> tuple[Profile, list[str] | None]:
+    """The base and the parameters to fit: the seed deployment's base for a seed config
+    (unless the deployment's limits are given), else the generic one, or llama.cpp's, with
+    the given sequence slots and KV budget."""
+    from servecap.sim.seed_bases import (
+        GENERIC_FREE,
+        LLAMA_CPP_FREE,
+        generic_base,
+        llama_cpp_base,
+        seed_bases,
+    )
 
+    if engine == "llama.cpp":
+        return llama_cpp_base(slots or 8, kv_budget or 1_000_000), list(LLAMA_CPP_FREE)
     bases = seed_bases()
     if config in bases and slots is None and kv_budget is None:
-        return bases[config]
-    return generic_base(slots or 256, kv_budget or 1_000_000)
+        return bases[config], None
+    return generic_base(slots or 256, kv_budget or 1_000_000), list(GENERIC_FREE)
 
 
 @sim_app.command("calibrate")
@@ -198,26 +213,31 @@ def calibrate_cmd(
     name: str | None = typer.Option(None, "--name", help="Name of the new profile."),
     slots: int | None = typer.Option(None, "--max-num-seqs", help=SLOTS_HELP),
     kv_budget: int | None = typer.Option(None, "--kv-budget-tokens", help=KV_HELP),
+    engine: str = typer.Option("generic", "--engine", help=ENGINE_HELP),
 ) -> None:
     """Fit a profile's model to measured levels; report its fit and held-out error."""
     from servecap.sim.calibrate import fit, make_writable_folder, write_profile
-    from servecap.sim.seed_bases import GENERIC_FREE
 
     if out.suffix.lower() != ".toml" or out.is_dir():
         _fail(f"--out must be a .toml file, not {out.name!r}")
     for flag, value in (("--max-num-seqs", slots), ("--kv-budget-tokens", kv_budget)):
         if value is not None and value < 1:
             _fail(f"{flag} must be >= 1, not {value}")
+    if engine not in ENGINES:
+        _fail(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    if base and engine != "generic":
+        _fail("--engine picks a base; give it or --base, not both")
     chosen, levels = _read_sources(sources, config)
-    start = _profile(base) if base else _default_base(chosen, slots, kv_budget)
+    if base:
+        start, free = _profile(base), None
+    else:
+        start, free = _default_base(chosen, slots, kv_budget, engine)
     if start.params.fixed:
         _fail("the base profile has a fixed schedule; pick a step-model profile as --base")
     try:  # before the fit, which can take minutes
         make_writable_folder(out.parent)
     except OSError as exc:
         _fail(f"cannot write {out}: {exc.strerror or exc}")
-    generic = start.deployment.engine == "unknown" and not base
-    free = list(GENERIC_FREE) if generic else None
     source = " ".join(map(str, sources))
     profile = fit(levels, start, free=free, name=name or chosen, source=source)
     try:

@@ -133,6 +133,8 @@ def default_free(base: ModelParams) -> list[str]:
     if base.frontend_tail_p == 0.0:
         # a base without a frontend tail is fitted without one (the seed's sglang-spec has it)
         free = [k for k in free if k not in ("frontend_tail_p", "frontend_tail_ms")]
+    if base.decode_batch_cap == 0.0:
+        free.remove("decode_batch_cap")  # a step that grows on, unless the base caps it
     if base.admit_hold_steps == 0 and base.admit_interval_ms == 0:
         # a base without a hold (an engine that admits at every step, as SGLang's does) is
         # fitted without one: its waits come from its scheduling policy

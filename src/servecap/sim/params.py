@@ -17,6 +17,7 @@ FIT_BOUNDS: dict[str, tuple[float, float]] = {
     "step_base_ms": (0.5, 40.0),
     "decode_ms_per_seq": (0.0, 10.0),
     "decode_exp": (0.3, 2.0),
+    "decode_batch_cap": (1.0, 32.0),
     "ctx_ms_per_ktoken": (0.0, 2.0),
     "prefill_ms_per_token": (0.0, 2.0),
     "prefill_step_ms": (0.0, 400.0),
@@ -54,6 +55,11 @@ class ModelParams(BaseModel):
     step_base_ms: float = Field(10.0, ge=0.0)
     decode_ms_per_seq: float = Field(0.0, ge=0.0)
     decode_exp: float = Field(1.0, gt=0.0, le=4.0)
+    # the batch size beyond which a decode step costs no more (0: none). llama.cpp on a CPU
+    # decodes 1-4 sequences in a time that grows with each, then 6, 8 and 16 in about the
+    # same (measured: ITL 1.7, 3.5, 7.2 ms at c=1, 2, 4; 8.9, 8.2, 8.0 at 6, 8, 16 with 8
+    # slots), which no power law follows; a GPU engine's step grows on (0 in the seed profiles)
+    decode_batch_cap: float = Field(0.0, ge=0.0)
     ctx_ms_per_ktoken: float = Field(0.0, ge=0.0)
     prefill_ms_per_token: float = Field(0.0, ge=0.0)
     prefill_step_ms: float = Field(0.0, ge=0.0)

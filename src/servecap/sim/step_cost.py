@@ -3,7 +3,7 @@
 The scheduler (``model.StepEngine``) decides who runs in a step; this module prices it. One
 step serves the running batch and lasts::
 
-    step_base + decode_ms_per_seq * n_decoding ** decode_exp
+    step_base + decode_ms_per_seq * min(n_decoding, decode_batch_cap) ** decode_exp
               + ctx_ms_per_ktoken * context_tokens_held / 1000
               + prefill_ms_per_token * prompt_tokens_this_step (+ prefill_step_ms if any)
               + [speculative] draft_ms + verify_ms_per_token * (n_decoding * (k + 1)) ** verify_exp
@@ -41,7 +41,8 @@ def step_ms(
 ) -> float:
     """Duration in ms of a step that decodes ``n_decoding`` sequences and prefills
     ``prefill_tokens`` prompt tokens while the batch holds ``context_tokens`` in its KV."""
-    decode = p.decode_ms_per_seq * n_decoding**p.decode_exp
+    batch = min(n_decoding, p.decode_batch_cap) if p.decode_batch_cap > 0 else n_decoding
+    decode = p.decode_ms_per_seq * batch**p.decode_exp
     if n_decoding and spec_on:
         k = p.num_spec_tokens
         decode += p.draft_ms + p.verify_ms_per_token * (n_decoding * (k + 1)) ** p.verify_exp
