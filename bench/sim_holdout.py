@@ -31,7 +31,8 @@ and the profile it makes predicts c = 2, 4, 16 and 32:
                                                 # one 10-round draw of itself
     python bench/sim_holdout.py --engine        # the llama-server proof (tests/engines),
                                                 # and the same runs calibrated on two
-                                                # workloads (128/128 + 512/32 at c=1)
+                                                # workloads (128/128 + 512/32 at c=1), and
+                                                # from llama.cpp's base
 
 Errors are mean absolute relative errors over cells (level x TTFT, ITL, TPS and latency
 means); "worst" is the largest cell. Numbers measured on a loaded machine say so.
@@ -355,6 +356,11 @@ def engine() -> None:
             params = load_profile(str(Path(tmp) / f"{name}.toml")).params
             print(f"{name}: a prompt costs {params.prefill_step_ms:.1f} ms a step + "
                   f"{params.prefill_ms_per_token:.3f} ms a token")
+        print("\nllama.cpp's base (`--engine llama.cpp`) beside the generic one, fitted to the "
+              "same calibration run (mean error):")
+        print(f"{'group':<24} {'generic':>13} {'llama.cpp':>13}")
+        for group, generic, llama in sim_proof.llama_cpp_base(proof, Path(tmp)):
+            print(f"{group:<24} {generic:>13.1%} {llama:>13.1%}")
 
 
 def main() -> None:

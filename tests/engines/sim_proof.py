@@ -159,13 +159,15 @@ def compare_users(profile: Profile, run_dir: Path) -> list[Cell]:
             for metric in USERS_METRICS if row.get(metric)]  # fmt: skip
 
 
-def calibrate(run_dir: Path | Sequence[Path], out: Path) -> Profile:
-    """`servecap sim calibrate RUN... --max-num-seqs 8`: the profile it writes."""
+def calibrate(run_dir: Path | Sequence[Path], out: Path, engine: str = "generic") -> Profile:
+    """`servecap sim calibrate RUN... --max-num-seqs 8 --engine ENGINE`: the profile it
+    writes."""
     kv = procs.SLOTS * CTX_PER_SLOT
     dirs = [run_dir] if isinstance(run_dir, Path) else list(run_dir)
     result = servecap(
         "sim", "calibrate", *map(str, dirs), "--out", str(out), "--name", "llama-tiny",
-        "--max-num-seqs", str(procs.SLOTS), "--kv-budget-tokens", str(kv), timeout_s=900,
+        "--max-num-seqs", str(procs.SLOTS), "--kv-budget-tokens", str(kv), "--engine", engine,
+        timeout_s=900,
     )  # fmt: skip
     if result.returncode != 0:
         raise AssertionError(f"calibrate exited {result.returncode}:\n{result.stderr[-4000:]}")
@@ -252,6 +254,24 @@ def two_workloads(proof: Proof, tmp: Path) -> list[tuple[str, float, float]]:
             cells = compare(group, predicted(profile, lv, i, o), run_dir)
             errors.append(sum(c.error for c in cells) / len(cells))
         out.append((group, errors[0], errors[1]))
+    return out
+
+
+def llama_cpp_base(proof: Proof, tmp: Path) -> list[tuple[str, float, float]]:
+    """(group, error of the proof's profile (the generic base), of one fitted from the same
+    calibration run with `--engine llama.cpp`): the fit error, then each prediction group."""
+    llama = calibrate(proof.runs["calibrate"], tmp / "llama-cpp.toml", "llama.cpp")
+    inp, outp, levels = SECOND
+    groups = (("128/128 other levels", proof.runs["other-levels"], (128, 128, OTHER_LEVELS)),
+              (f"{inp}/{outp}", proof.runs["second"], (inp, outp, levels)))  # fmt: skip
+    out = [("fit error (c=1,4,8)", float(proof.profile.calibration["mape"]),
+            float(llama.calibration["mape"]))]  # fmt: skip
+    for group, run_dir, (i, o, lv) in groups:
+        cells = compare(group, predicted(tmp / "llama-cpp.toml", lv, i, o), run_dir)
+        out.append((group, proof.mean_error(group), sum(c.error for c in cells) / len(cells)))
+    users = compare_users(llama, proof.runs["users"])
+    out.append((USERS_GROUP, proof.mean_error(USERS_GROUP),
+                sum(c.error for c in users) / len(users)))  # fmt: skip
     return out
 
 
