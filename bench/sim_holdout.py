@@ -18,11 +18,6 @@ and the profile it makes predicts c = 2, 4, 16 and 32:
     python bench/sim_holdout.py --cmax --repeat 12 --only sglang-spec
                                                 # its c=1..8 through `servecap run`, 12
                                                 # times, each on a fresh server
-    python bench/sim_holdout.py --splits        # other training levels than 1, 8 and 64
-                                                # (three, four and five of the seven): is
-                                                # it the split or the model?
-    python bench/sim_holdout.py --starts        # the held-out fit from other starts: a
-                                                # neutral one, and for a hold its two shapes
     python bench/sim_holdout.py --seed-prompts 3  # the held-out fit swept with the
                                                 # prompts the seed's tool really sent (54-166
                                                 # tokens, not 128), in 3 shuffled orders
@@ -33,6 +28,8 @@ and the profile it makes predicts c = 2, 4, 16 and 32:
                                                 # and the same runs calibrated on two
                                                 # workloads (128/128 + 512/32 at c=1), and
                                                 # from llama.cpp's base
+
+Where the held-out error comes from (other splits, other starts): bench/sim_identify.py.
 
 Errors are mean absolute relative errors over cells (level x TTFT, ITL, TPS and latency
 means); "worst" is the largest cell. Numbers measured on a loaded machine say so.
@@ -66,7 +63,6 @@ from servecap.sim.sweep import (  # noqa: E402
     TAIL_METRICS,
     closed_loop_sweep,
     fit_errors,
-    sweep_like,
 )
 
 SEED_CSV = ROOT / "tests" / "data" / "kimi-k3-b300-appendix-a.csv"
@@ -161,34 +157,6 @@ def virtual_and_client(
                   f"  ({time.monotonic() - t0:.0f} s)", flush=True)  # fmt: skip
 
 
-#: training levels tried by --splits: the issue's 1, 8, 64, other threes, a four and a five
-SPLITS: tuple[tuple[int, ...], ...] = (
-    (1, 8, 64), (1, 4, 64), (1, 4, 32), (1, 16, 64), (2, 8, 64), (1, 4, 16, 64),
-    (1, 2, 8, 32, 64),
-)
-
-
-def splits(evals: int, opts: tuple[int | None, int | None], configs: Sequence[str]) -> None:
-    """Each seed deployment fitted on each of SPLITS (the calibrator's fit, as the held-out
-    fit), predicting the levels it did not see: the error, and the worst cell."""
-    print("| deployment | fitted on c= | error on those | predicted: mean / worst (cell) |")
-    print("|---|---|---|---|")
-    seed = read_levels(SEED_CSV)
-    for config in configs:
-        base = seed_bases()[config].params
-        seeds, rounds = refit_options(config, *opts)
-        for train in SPLITS:
-            fitted_on = [r for r in seed[config] if int(r["concurrency"]) in train]
-            rest = [r for r in seed[config] if int(r["concurrency"]) not in train]
-            params = fit_params(fitted_on, base, default_free(base), rounds=rounds,
-                                max_evals=evals, seeds=seeds)[0]  # fmt: skip
-            fit = fit_errors(sweep_like(params, fitted_on), fitted_on)["mape"]
-            errs = fit_errors(sweep_like(params, rest), rest)
-            worst = max((k for k in errs if k not in ("mape", "max")), key=errs.__getitem__)
-            print(f"| {config} | {','.join(map(str, train))} | {fit:.1%} | {errs['mape']:.1%} / "
-                  f"{errs['max']:.1%} ({worst}) |", flush=True)  # fmt: skip
-
-
 def seed_prompts(
     evals: int, opts: tuple[int | None, int | None], orders: int, configs: Sequence[str]
 ) -> None:
@@ -206,55 +174,6 @@ def seed_prompts(
         text = [f"{e['mape']:.1%} / {e['max']:.1%}" for e in cells]
         avg = np.mean([e["mape"] for e in cells[1:]]), np.mean([e["max"] for e in cells[1:]])
         print(f"| {config} | {' | '.join(text)} | {avg[0]:.1%} / {avg[1]:.1%} |", flush=True)
-
-
-#: --starts: a start that knows nothing of the seed's levels (round numbers in each
-#: parameter's range; only the ones a deployment fits are used), for every deployment
-NEUTRAL_START: dict[str, float] = {
-    "frontend_ms": 20.0, "frontend_jitter": 0.5, "frontend_tail_p": 0.1,
-    "frontend_tail_ms": 300.0, "step_base_ms": 10.0, "decode_ms_per_seq": 1.0, "decode_exp": 1.0,
-    "ctx_ms_per_ktoken": 0.5, "prefill_ms_per_token": 0.05, "prefill_step_ms": 20.0,
-    "admit_ratio": 0.05, "admit_interval_ms": 50.0, "admit_hold_steps": 5.0, "acceptance": 0.7,
-    "draft_ms": 1.0, "verify_ms_per_token": 0.2, "verify_exp": 1.0, "spec_eager_factor": 1.5,
-    "spec_eager_floor_ms": 50.0,
-}  # fmt: skip
-#: --starts for a deployment with an admission hold: the wait as a long hold at every level
-#: (no gate), or as a short hold plus the gate (held requests join once 0.3 x running are due)
-HOLD_STARTS: dict[str, dict[str, float]] = {
-    "long hold": {"admit_ratio": 0.0, "admit_hold_steps": 20.0},
-    "gate": {"admit_ratio": 0.3, "admit_hold_steps": 3.0},
-}
-
-
-def starts(evals: int, opts: tuple[int | None, int | None], configs: Sequence[str]) -> None:
-    """The held-out fit (c=1, 8, 64) from other starting points than the committed one (which
-    an earlier fit to all seven levels produced, so it knows the held-out levels): a neutral
-    start, and for a deployment with a hold, its two shapes. A start whose fit scores better
-    on the three levels but predicts the others worse is one they cannot tell apart."""
-    print("| deployment | start | loss on c=1,8,64 | error on those | held-out mean / worst "
-          "(cell) | TTFT mean at c=2, 4, 16, 32 (seed) |")  # fmt: skip
-    print("|---|---|---|---|---|---|")
-    seed = read_levels(SEED_CSV)
-    for config in configs:
-        base = seed_bases()[config].params
-        free = default_free(base)
-        seeds, rounds = refit_options(config, *opts)
-        named = {"committed": {}, "neutral": {k: v for k, v in NEUTRAL_START.items() if k in free}}
-        if "admit_hold_steps" in free:
-            named |= HOLD_STARTS
-        train = [r for r in seed[config] if int(r["concurrency"]) in (1, 8, 64)]
-        test = [r for r in seed[config] if int(r["concurrency"]) not in (1, 8, 64)]
-        for name, update in named.items():
-            params, score = fit_params(train, base.model_copy(update=update), free,
-                                       rounds=rounds, max_evals=evals, seeds=seeds)  # fmt: skip
-            fit = fit_errors(sweep_like(params, train), train)["mape"]
-            pred = sweep_like(params, test)
-            errs = fit_errors(pred, test)
-            worst = max((k for k in errs if k not in ("mape", "max")), key=errs.__getitem__)
-            ttft = ", ".join(f"{p['ttft_mean_ms']:.0f} ({t['ttft_mean_ms']:.0f})"
-                             for p, t in zip(pred, test, strict=True))  # fmt: skip
-            print(f"| {config} | {name} | {score:.4f} | {fit:.1%} | {errs['mape']:.1%} / "
-                  f"{errs['max']:.1%} ({worst}) | {ttft} |", flush=True)  # fmt: skip
 
 
 def noise(draws: int, configs: Sequence[str]) -> None:
@@ -363,12 +282,18 @@ def engine() -> None:
             print(f"{group:<24} {generic:>13.1%} {llama:>13.1%}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def fit_parser(doc: str | None) -> argparse.ArgumentParser:
+    """A parser with the held-out fit's options (evaluations, seeds and rounds per loss)."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--evals", type=int, default=200, help="as the seed refit command")
     refit = "default: as the profile's refit command (its header)"
     parser.add_argument("--seeds", type=int, default=None, help=f"seeded sweeps per loss; {refit}")
     parser.add_argument("--fit-rounds", type=int, default=None, help=f"rounds per sweep; {refit}")
+    return parser
+
+
+def main() -> None:
+    parser = fit_parser(__doc__)
     parser.add_argument("--client", action="store_true")
     parser.add_argument("--recorded", action="store_true")
     parser.add_argument("--cmax", action="store_true")
@@ -376,22 +301,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=0, help="--cmax: this many sweeps of "
                         "c=1..8 per --only profile instead, each on a fresh server")
     parser.add_argument("--engine", action="store_true")
-    parser.add_argument("--splits", action="store_true")
-    parser.add_argument("--starts", action="store_true")
     parser.add_argument("--noise", action="store_true")
     parser.add_argument("--draws", type=int, default=30, help="--noise draws")
     orders = "the held-out table with the seed tool's own prompts, in this many orders"
     parser.add_argument("--seed-prompts", type=int, default=0, metavar="ORDERS", help=orders)
-    only = "rows of the held-out table, --splits, --starts, --noise, --seed-prompts"
+    only = "rows of the held-out table, --noise, --seed-prompts"
     parser.add_argument("--only", action="append", choices=CONFIGS, help=only)
     args = parser.parse_args()
     opts = (args.seeds, args.fit_rounds)
     if args.recorded:
         recorded()
-    elif args.splits:
-        splits(args.evals, opts, args.only or CONFIGS)
-    elif args.starts:
-        starts(args.evals, opts, args.only or CONFIGS)
     elif args.seed_prompts:
         seed_prompts(args.evals, opts, args.seed_prompts, args.only or CONFIGS)
     elif args.noise:

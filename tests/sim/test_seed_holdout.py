@@ -30,7 +30,7 @@ SEED_CMAX = {"vllm-direct": 32, "vllm-spec": 32, "sglang-direct": 16, "sglang-sp
 # overfitted that one draw); vllm-direct and sglang-spec reach means of 10.6-13.0% and worst
 # cells of 34-55% (TTFT means but for sglang-spec's c=16 ITL and latency: the admission wait
 # between the fitted levels). Neither gap is one a better fit to c=1, 8, 64 closes
-# (`bench/sim_holdout.py --starts`): vllm-direct's three levels are fitted best by a long
+# (`bench/sim_identify.py --starts`): vllm-direct's three levels are fitted best by a long
 # hold at every level, which predicts c=4's TTFT 87% high; sglang-spec's never run its eager
 # speculation (c=16, 32).
 HELD_OUT_MEAN = 0.15

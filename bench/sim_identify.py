@@ -1,0 +1,126 @@
+"""Can three levels tell the simulator's answers apart? Other splits, other starts (issue 20).
+
+Not a test: prints tables. `bench/sim_holdout.py` fits each seed deployment on c = 1, 8 and
+64 and predicts the other four levels; this asks where that held-out error comes from:
+
+    python bench/sim_identify.py --splits       # other training levels than 1, 8 and 64
+                                                # (three, four and five of the seven): is
+                                                # it the split or the model?
+    python bench/sim_identify.py --starts       # the held-out fit from other starts: a
+                                                # neutral one, and for a hold its two shapes
+    python bench/sim_identify.py --starts --only vllm-direct
+
+Each fit is the calibrator's own (`fit_params`, as the profile's refit command runs it: its
+header names the seeds and rounds). A start or split whose fit scores as well on the levels
+it saw but predicts the others differently is one those levels cannot tell apart.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sim_holdout import CONFIGS, SEED_CSV, fit_parser, refit_options  # noqa: E402
+
+from servecap.sim.calibrate import read_levels  # noqa: E402
+from servecap.sim.fitting import default_free, fit_params  # noqa: E402
+from servecap.sim.seed_bases import seed_bases  # noqa: E402
+from servecap.sim.sweep import fit_errors, sweep_like  # noqa: E402
+
+#: training levels tried by --splits: the issue's 1, 8, 64, other threes, a four and a five
+SPLITS: tuple[tuple[int, ...], ...] = (
+    (1, 8, 64), (1, 4, 64), (1, 4, 32), (1, 16, 64), (2, 8, 64), (1, 4, 16, 64),
+    (1, 2, 8, 32, 64),
+)  # fmt: skip
+
+
+def splits(evals: int, opts: tuple[int | None, int | None], configs: Sequence[str]) -> None:
+    """Each seed deployment fitted on each of SPLITS (the calibrator's fit, as the held-out
+    fit), predicting the levels it did not see: the error, and the worst cell."""
+    print("| deployment | fitted on c= | error on those | predicted: mean / worst (cell) |")
+    print("|---|---|---|---|")
+    seed = read_levels(SEED_CSV)
+    for config in configs:
+        base = seed_bases()[config].params
+        seeds, rounds = refit_options(config, *opts)
+        for train in SPLITS:
+            fitted_on = [r for r in seed[config] if int(r["concurrency"]) in train]
+            rest = [r for r in seed[config] if int(r["concurrency"]) not in train]
+            params = fit_params(fitted_on, base, default_free(base), rounds=rounds,
+                                max_evals=evals, seeds=seeds)[0]  # fmt: skip
+            fit = fit_errors(sweep_like(params, fitted_on), fitted_on)["mape"]
+            errs = fit_errors(sweep_like(params, rest), rest)
+            worst = max((k for k in errs if k not in ("mape", "max")), key=errs.__getitem__)
+            print(f"| {config} | {','.join(map(str, train))} | {fit:.1%} | {errs['mape']:.1%} / "
+                  f"{errs['max']:.1%} ({worst}) |", flush=True)  # fmt: skip
+
+
+#: --starts: a start that knows nothing of the seed's levels (round numbers in each
+#: parameter's range; only the ones a deployment fits are used), for every deployment
+NEUTRAL_START: dict[str, float] = {
+    "frontend_ms": 20.0, "frontend_jitter": 0.5, "frontend_tail_p": 0.1,
+    "frontend_tail_ms": 300.0, "step_base_ms": 10.0, "decode_ms_per_seq": 1.0, "decode_exp": 1.0,
+    "ctx_ms_per_ktoken": 0.5, "prefill_ms_per_token": 0.05, "prefill_step_ms": 20.0,
+    "admit_ratio": 0.05, "admit_interval_ms": 50.0, "admit_hold_steps": 5.0, "acceptance": 0.7,
+    "draft_ms": 1.0, "verify_ms_per_token": 0.2, "verify_exp": 1.0, "spec_eager_factor": 1.5,
+    "spec_eager_floor_ms": 50.0,
+}  # fmt: skip
+#: --starts for a deployment with an admission hold: the wait as a long hold at every level
+#: (no gate), or as a short hold plus the gate (held requests join once 0.3 x running are due)
+HOLD_STARTS: dict[str, dict[str, float]] = {
+    "long hold": {"admit_ratio": 0.0, "admit_hold_steps": 20.0},
+    "gate": {"admit_ratio": 0.3, "admit_hold_steps": 3.0},
+}
+
+
+def starts(evals: int, opts: tuple[int | None, int | None], configs: Sequence[str]) -> None:
+    """The held-out fit (c=1, 8, 64) from other starting points than the committed one (which
+    an earlier fit to all seven levels produced, so it knows the held-out levels): a neutral
+    start, and for a deployment with a hold, its two shapes. A start whose fit scores better
+    on the three levels but predicts the others worse is one they cannot tell apart."""
+    print("| deployment | start | loss on c=1,8,64 | error on those | held-out mean / worst "
+          "(cell) | TTFT mean at c=2, 4, 16, 32 (seed) |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    seed = read_levels(SEED_CSV)
+    for config in configs:
+        base = seed_bases()[config].params
+        free = default_free(base)
+        seeds, rounds = refit_options(config, *opts)
+        named = {"committed": {}, "neutral": {k: v for k, v in NEUTRAL_START.items() if k in free}}
+        if "admit_hold_steps" in free:
+            named |= HOLD_STARTS
+        train = [r for r in seed[config] if int(r["concurrency"]) in (1, 8, 64)]
+        test = [r for r in seed[config] if int(r["concurrency"]) not in (1, 8, 64)]
+        for name, update in named.items():
+            params, score = fit_params(train, base.model_copy(update=update), free,
+                                       rounds=rounds, max_evals=evals, seeds=seeds)  # fmt: skip
+            fit = fit_errors(sweep_like(params, train), train)["mape"]
+            pred = sweep_like(params, test)
+            errs = fit_errors(pred, test)
+            worst = max((k for k in errs if k not in ("mape", "max")), key=errs.__getitem__)
+            ttft = ", ".join(f"{p['ttft_mean_ms']:.0f} ({t['ttft_mean_ms']:.0f})"
+                             for p, t in zip(pred, test, strict=True))  # fmt: skip
+            print(f"| {config} | {name} | {score:.4f} | {fit:.1%} | {errs['mape']:.1%} / "
+                  f"{errs['max']:.1%} ({worst}) | {ttft} |", flush=True)  # fmt: skip
+
+
+def main() -> None:
+    parser = fit_parser(__doc__)
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--splits", action="store_true", help="other training levels")
+    what.add_argument("--starts", action="store_true", help="other starting points")
+    parser.add_argument("--only", action="append", choices=CONFIGS, help="these deployments")
+    args = parser.parse_args()
+    opts = (args.seeds, args.fit_rounds)
+    if args.splits:
+        splits(args.evals, opts, args.only or CONFIGS)
+    else:
+        starts(args.evals, opts, args.only or CONFIGS)
+
+
+if __name__ == "__main__":
+    main()
