@@ -140,3 +140,36 @@ def test_summary_line_says_why_the_prediction_was_not_verified(verification, exp
     assert expected in last
     if verification.verified_users is None and verification.search_status is None:
         assert "`servecap verify runs/sweep --search`" in last  # the next step, runnable
+
+
+def _drive(plan, ttft_p90_at):
+    """Run a users plan's levels as if measured: each level's P90 TTFT from ``ttft_p90_at``."""
+    measured = []
+    for level in plan.levels():
+        users = int(level.key.value)
+        measured.append(users)
+        plan.capture.summaries.append(LevelSummary(
+            level=f"users={users}", ttft_p90_ms=ttft_p90_at(users), tps_p90=99.0,
+            latency_mean_s=1.0, n_ok=500, n_requests=500))
+    return measured
+
+
+@pytest.mark.parametrize(("boundary", "expected"), [(500, [456]), (400, [456, 364, 410, 387])])
+def test_search_on_miss_measures_one_level_when_the_prediction_holds(boundary, expected):
+    """The demo's search: none when the predicted N passes; below it when it misses (steps
+    of 1/1.25, then bisection to within 10%, at most 4 levels)."""
+    from servecap.api.adaptive import SummaryCapture
+    from servecap.api.progress import NullProgress
+    from servecap.api.verify import _UsersPlan
+    from servecap.core.load_spec import SessionsLoad
+    from servecap.stats.search import users_search
+
+    options = VerifyOptions(search_on_miss=True, factor=1.25, tolerance=0.1, budget=4)
+    search = users_search(456, tolerance=0.1, budget=4, factor=1.25, maximum=456 * 4)
+    plan = _UsersPlan(SessionsLoad(users=[456], think="exp:45", turns="1", duration_s=5),
+                      456, options, SummaryCapture(NullProgress()), search, on_miss=True)
+    measured = _drive(plan, lambda users: 500.0 if users <= boundary else 1500.0)
+    assert measured == expected
+    assert bool(search.result().probes) == (boundary < 456)
+    if boundary < 456:
+        assert search.result().found == 387

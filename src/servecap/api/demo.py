@@ -18,7 +18,9 @@ users with the seed's 45 s think time (exponential) and one-turn conversations (
 request shape), against the same simulator at the same time scale, for `verify_s` seconds
 after a warm-up of `VERIFY_WARMUP_S` (users start as a steady population would send);
 `verification.json` lies in that verify run, which is in the comparison directory beside
-the sweeps, and the report reads it there.
+the sweeps, and the report reads it there. Where the predicted users miss the SLOs, it goes
+on to find the users that hold (`VERIFY_SEARCH_*`: at most three more levels): the demo
+then says by how much Little's law on the closed loop's C_max overstated them.
 """
 
 from __future__ import annotations
@@ -51,6 +53,12 @@ VERIFY_S = 45.0  # measured seconds: P90 from ~300 requests at the seed's 430 us
 VERIFY_WARMUP_S = 15.0  # four response times at C_max: the in-service share fills
 VERIFY_THINK = "exp:45"  # the seed's 45 s think time, drawn per user (exponential)
 VERIFY_TURNS = "1"  # one request per conversation: the sweep's request shape
+# when the predicted users miss the SLOs, the users that hold are searched for below them:
+# steps of 1/1.25 and bisection to within 10%, at most 4 levels in all (4 minutes at x1),
+# so a typical miss ends with a bracket: 456 missed, 364 held, then 410, then 387 or 433
+VERIFY_SEARCH_FACTOR = 1.25
+VERIFY_SEARCH_TOLERANCE = 0.10
+VERIFY_SEARCH_BUDGET = 4
 
 
 @dataclass
@@ -92,7 +100,9 @@ def _verify_options(seconds: float, out_dir: Path, slo: SLO) -> VerifyOptions:
     return VerifyOptions(
         statistic=slo.statistic, ttft_slo_ms=slo.ttft_ms, tps_slo=slo.tps,
         think=VERIFY_THINK, turns=VERIFY_TURNS, ramp_s=min(seconds, VERIFY_WARMUP_S),
-        duration_s=seconds, out_dir=str(out_dir),
+        duration_s=seconds, out_dir=str(out_dir), search_on_miss=True,
+        factor=VERIFY_SEARCH_FACTOR, tolerance=VERIFY_SEARCH_TOLERANCE,
+        budget=VERIFY_SEARCH_BUDGET,
     )
 
 

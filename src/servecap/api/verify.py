@@ -7,7 +7,9 @@ TTFT/TPS at N against the SLOs, the measured mean concurrency against the C_max 
 prediction assumed and against N x R / (R + Z) from the verify level's own R and Z, and the
 prediction error. With `search`, it then finds the largest N whose verdict is `pass` (an
 undecided level counts as a miss) by bracketing and bisection (`stats.search`), to within
-`tolerance`. Every level it measured is a level of the verify run; `verification.json` in
+`tolerance`; with `search_on_miss` only when the predicted N did not pass (the demo's way:
+a prediction that holds costs one level, one that does not is followed by the users that
+hold). Every level it measured is a level of the verify run; `verification.json` in
 that run holds the outcome, which `plan` and the report show beside the prediction.
 """
 
@@ -29,7 +31,13 @@ from servecap.core.summary import LevelSummary
 from servecap.stats.capacity import plan_levels
 from servecap.stats.level_verdicts import level_verdicts
 from servecap.stats.response_time import relative_error
-from servecap.stats.search import DEFAULT_BUDGET, DEFAULT_TOLERANCE, BoundarySearch, users_search
+from servecap.stats.search import (
+    DEFAULT_BUDGET,
+    DEFAULT_FACTOR,
+    DEFAULT_TOLERANCE,
+    BoundarySearch,
+    users_search,
+)
 from servecap.stats.verdict import Verdict
 from servecap.storage.runs import Run, load_runs
 from servecap.storage.verification import (
@@ -54,8 +62,10 @@ class VerifyOptions(BaseModel):
     ramp_s: float | None = None  # warm-up; default: `warmup_s` of the sweep's latency
     duration_s: float = 60.0
     search: bool = False
+    search_on_miss: bool = False  # search only when the predicted N does not pass
     tolerance: float = DEFAULT_TOLERANCE
     budget: int = DEFAULT_BUDGET
+    factor: float = DEFAULT_FACTOR  # the search's bracketing step
     out_dir: str | None = None  # default: beside the sweep
 
 
@@ -98,6 +108,7 @@ class _UsersPlan:
     options: VerifyOptions
     capture: SummaryCapture
     search: BoundarySearch | None = None
+    on_miss: bool = False  # stop after the predicted N when it passes
 
     def max_in_flight(self) -> int:
         return max(self.predicted * 4, 1)  # the search grows by 2x at most twice in a row
@@ -123,7 +134,10 @@ class _UsersPlan:
             yield self._level(users)
             if self.search is None or len(self.capture.summaries) == measured:
                 return  # no search, or the level recorded nothing (stopped)
-            self.search.record(users, self._passed())
+            passed = self._passed()
+            if self.on_miss and passed and measured == 0:
+                return  # the prediction held: nothing to search for
+            self.search.record(users, passed)
             users = self.search.next_probe()
 
 
@@ -161,10 +175,13 @@ def verify(
                         duration_s=options.duration_s, seed=int(run.info.config.get("seed", 0)))
     config = _config(run, load, options.out_dir or str(run.path.parent))
     capture = SummaryCapture(progress or NullProgress())
+    searching = options.search or options.search_on_miss
     search = users_search(predicted, tolerance=options.tolerance, budget=options.budget,
-                          maximum=predicted * 4) if options.search else None
-    plan = _UsersPlan(load, predicted, options, capture, search)
+                          factor=options.factor, maximum=predicted * 4) if searching else None
+    plan = _UsersPlan(load, predicted, options, capture, search, options.search_on_miss)
     outcome = run_benchmark(config, secrets, capture, plan=plan)
+    if search is not None and not search.result().probes:
+        search = None  # on a miss only, and the predicted N passed
     result = _verification(run, options, slo, (c_max, latency, predicted), capture, search)
     write_verification(outcome.run_dir, result)
     return result, outcome
