@@ -32,19 +32,20 @@ def test_profile_matches_appendix_a(
     assert errs["mape"] <= 0.12, f"{name}: MAPE {errs['mape']:.3f}"
 
 
-# A known gap, kept visible (strict: it fails the day the fit gets there): fitted to the
-# P90 TTFT too, so that its P90 C_max is the seed's 32, vllm-direct's worst cell is its c=8
-# TTFT mean (45% under the seed's 388 ms); fitted to the means alone it met 35% but put C_max
-# at 64. sglang-direct's worst cell is its c=64 TTFT mean (36%, 1291 ms against 948): its
-# model has no TTFT spread (its lock-step streams are prefilled in the same pairs of
-# batches every round), so to put c=32's P90 over the SLO, as the seed's 1204 ms is, the fit
-# lifts the means at c >= 32; every other cell is within 15%.
-WORST_CELL_GAPS = {"vllm-direct", "sglang-direct"}
+# A known gap, kept visible (strict: it fails the day the fit gets there): sglang-direct's
+# worst cell is its c=64 TTFT mean (36%, 1291 ms against 948): its model has no TTFT spread
+# (its lock-step streams are prefilled in the same pairs of batches every round), so to put
+# c=32's P90 over the SLO, as the seed's 1204 ms is, the fit lifts the means at c >= 32;
+# every other cell is within 15%. vllm-direct's worst cell, its c=8 TTFT mean, was 45% under
+# the seed's 388 ms until its hold grew with the batch up to a knee (21% on this sweep; over
+# other seeded sweeps it varies from 21% to 54%: at c=8 the closed loop's streams fall into
+# lock-step cohorts, which an idle engine admits without a hold, or do not).
+WORST_CELL_GAPS = {"sglang-direct"}
 
 
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="worst cell 45%: see above"))
+    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="worst cell 36%: see above"))
      if n in WORST_CELL_GAPS else n for n in CONFIGS],
 )  # fmt: skip
 def test_profile_worst_cell_within_35_percent(

@@ -138,10 +138,12 @@ def default_free(base: ModelParams) -> list[str]:
     if base.admit_hold_steps == 0 and base.admit_interval_ms == 0:
         # a base without a hold (an engine that admits at every step, as SGLang's does) is
         # fitted without one: its waits come from its scheduling policy
-        hold = ("admit_ratio", "admit_interval_ms", "admit_hold_steps")
+        hold = ("admit_ratio", "admit_interval_ms", "admit_hold_steps", "admit_hold_knee")
         return [k for k in free if k not in hold]
     # the hold's mean is fitted in steps or in ms, whichever the base uses
     free.remove("admit_interval_ms" if base.admit_hold_steps > 0 else "admit_hold_steps")
+    # a knee replaces the gate; a base without one keeps its gate
+    free.remove("admit_ratio" if base.admit_hold_knee > 0 else "admit_hold_knee")
     return free
 
 

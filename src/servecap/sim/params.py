@@ -24,6 +24,7 @@ FIT_BOUNDS: dict[str, tuple[float, float]] = {
     "admit_ratio": (0.0, 1.0),
     "admit_interval_ms": (0.0, 1500.0),
     "admit_hold_steps": (0.0, 60.0),
+    "admit_hold_knee": (1.0, 64.0),
     "acceptance": (0.05, 0.98),
     "draft_ms": (0.0, 10.0),
     "verify_ms_per_token": (0.0, 2.0),
@@ -93,6 +94,17 @@ class ModelParams(BaseModel):
     # scheduler that lets new requests in at step boundaries holds them for steps, not ms,
     # so the hold grows with the step time under load
     admit_hold_steps: float = Field(0.0, ge=0.0)
+    # with a knee (> 0), the hold in steps grows with the running batch up to the knee: its
+    # mean is admit_hold_steps * min(1, running / admit_hold_knee) steps of the running
+    # batch's decode (a prefill chunk in the last step does not lengthen it), and the gate
+    # (admit_ratio) is not used. vLLM-direct's seed TTFT beyond c=1's, counted in ITLs of
+    # its own level, is 3.5, 6.3, 20.7, 25.8, 23.0 and 21.6 at c = 2..64: it grows with the
+    # batch, then stays about 20-26 steps
+    admit_hold_knee: float = Field(0.0, ge=0.0)
+    # the hold's spread: a gamma of this shape (mean 1; 1 = exponential). The seed's
+    # vLLM-direct wait has a P90 of 1.3-1.6 times its mean from c=8 on; an exponential's is
+    # 2.3, a gamma(8)'s 1.47
+    admit_hold_shape: float = Field(1.0, gt=0.0, le=64.0)
     # requests that reach the scheduler within gather_ms of an idle engine starting a batch
     # join it without the hold (a closed loop's streams come back a few ms apart)
     gather_ms: float = Field(0.0, ge=0.0)

@@ -77,7 +77,8 @@ _SPEC_SGLANG = {"method": "DSPARK", "draft_model": "RadixArk/Kimi-K3-DSpark", "b
 
 # Starting points for the fit: the profiles the calibrator wrote before it also fitted the
 # P90 TTFT (fitted to all seven levels' means; vllm-direct's from a first fit with its hold
-# in steps); the fit moves on from here. vLLM-direct and SGLang-spec hold new requests for a
+# in steps, with its knee hold of stop 35's fit put in: 30 steps, knee 7, no gate); the fit
+# moves on from here. vLLM-direct and SGLang-spec hold new requests for a
 # number of steps (admit_hold_steps), the other two for a time (admit_interval_ms): what
 # their seed TTFTs show (a wait that grows with the step time, or one that does not).
 # A held-out fit starts here too, so its error is somewhat flattered: these points were
@@ -98,9 +99,10 @@ _START: dict[str, dict[str, float]] = {
         "ctx_ms_per_ktoken": 0.379594,
         "prefill_ms_per_token": 0.117265,
         "prefill_step_ms": 21.425747,
-        "admit_ratio": 0.050598,
+        "admit_ratio": 0.0,
         "admit_interval_ms": 60.127123,
-        "admit_hold_steps": 4.771282,
+        "admit_hold_steps": 30.0,
+        "admit_hold_knee": 7.0,
     },
     "vllm-spec": {
         "frontend_ms": 37.30283,
@@ -164,7 +166,8 @@ GATHER_MS = 25.0
 # into the profile's [calibration] table as `set_from_deployment`.
 _SET_FROM: dict[str, str] = {
     "vllm-direct": "prefill_budget_tokens = 512 (chunked prefill); max_num_seqs = 256 "
-    "(vLLM's default --max-num-seqs)",
+    "(vLLM's default --max-num-seqs); admit_hold_shape = 8 (the seed's wait beyond c=1's has "
+    "a P90 of 1.3-1.6 times its mean from c=8 on; a gamma(8)'s is 1.47)",
     "vllm-spec": "num_spec_tokens = 7 (--speculative-config num_speculative_tokens 7); "
     "prefill_budget_tokens = 512 (chunked prefill); max_num_seqs = 256, not the command's 32: "
     "the seed's c=64 TTFT (1.0 s) rules a 32-sequence limit out (a queued request would "
@@ -238,7 +241,8 @@ def seed_bases() -> dict[str, Profile]:
     what = "Kimi K3 on 8x B300 ({}), calibrated to the seed report's Appendix A."
     return {
         "vllm-direct": _base(
-            "vllm-direct", what.format("vLLM, no speculation"), vd, prefill_budget_tokens=512
+            "vllm-direct", what.format("vLLM, no speculation"), vd, prefill_budget_tokens=512,
+            admit_hold_shape=8.0,
         ),
         "vllm-spec": _base(
             "vllm-spec",
