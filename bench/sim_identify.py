@@ -8,6 +8,7 @@ Not a test: prints tables. `bench/sim_holdout.py` fits each seed deployment on c
                                                 # it the split or the model?
     python bench/sim_identify.py --starts       # the held-out fit from other starts: a
                                                 # neutral one, and for a hold its two shapes
+                                                # (or other knees)
     python bench/sim_identify.py --starts --only vllm-direct
 
 Each fit is the calibrator's own (`fit_params`, as the profile's refit command runs it: its
@@ -75,13 +76,20 @@ HOLD_STARTS: dict[str, dict[str, float]] = {
     "long hold": {"admit_ratio": 0.0, "admit_hold_steps": 20.0},
     "gate": {"admit_ratio": 0.3, "admit_hold_steps": 3.0},
 }
+#: --starts for a hold with a knee (vllm-direct): the knee at either end of the levels
+#: between the fitted c=1 and c=8, and well past them
+KNEE_STARTS: dict[str, dict[str, float]] = {
+    "knee 2": {"admit_hold_knee": 2.0}, "knee 4": {"admit_hold_knee": 4.0},
+    "knee 16": {"admit_hold_knee": 16.0},
+}  # fmt: skip
 
 
 def starts(evals: int, opts: tuple[int | None, int | None], configs: Sequence[str]) -> None:
     """The held-out fit (c=1, 8, 64) from other starting points than the committed one (which
     an earlier fit to all seven levels produced, so it knows the held-out levels): a neutral
-    start, and for a deployment with a hold, its two shapes. A start whose fit scores better
-    on the three levels but predicts the others worse is one they cannot tell apart."""
+    start, and for a deployment with a hold, its two shapes (or other knees, for a hold with
+    one). A start whose fit scores better on the three levels but predicts the others worse
+    is one they cannot tell apart."""
     print("| deployment | start | loss on c=1,8,64 | error on those | held-out mean / worst "
           "(cell) | TTFT mean at c=2, 4, 16, 32 (seed) |")  # fmt: skip
     print("|---|---|---|---|---|---|")
@@ -91,7 +99,9 @@ def starts(evals: int, opts: tuple[int | None, int | None], configs: Sequence[st
         free = default_free(base)
         seeds, rounds = refit_options(config, *opts)
         named = {"committed": {}, "neutral": {k: v for k, v in NEUTRAL_START.items() if k in free}}
-        if "admit_hold_steps" in free:
+        if "admit_hold_knee" in free:
+            named |= KNEE_STARTS
+        elif "admit_hold_steps" in free:
             named |= HOLD_STARTS
         train = [r for r in seed[config] if int(r["concurrency"]) in (1, 8, 64)]
         test = [r for r in seed[config] if int(r["concurrency"]) not in (1, 8, 64)]

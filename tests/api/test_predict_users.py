@@ -16,19 +16,23 @@ from servecap.sim.profiles import load_profile
 runner = CliRunner()
 
 
-def test_the_demo_winner_s_users_hold_in_its_model() -> None:
+def test_the_demo_winner_s_model_says_how_far_its_predicted_users_are_off() -> None:
     """vllm-direct's predicted users are the ones the demo verifies at x1 against `servecap
-    sim`: its model holds them in virtual time too, so a refit that would fail the demo's
-    verification fails here in a second."""
+    sim`. Its wait grows with the running batch, and users who think keep C_max in flight on
+    average but often more, so its model misses them, as the demo's verification did (453
+    predicted, 362 verified through the real client on 2026-12-06), and its users check finds
+    the count that holds: about four fifths of them. A refit that moved that far either way
+    would change what the demo says; this says so in a second."""
     pred = predict(load_profile("vllm-direct"), [1, 2, 4, 8, 16, 32, 64], SLO(), check=True)
     check = pred.users_check
     assert check is not None and check.users == pred.plan.users
-    assert check.holds, check.line()
-    assert check.ttft_ms is not None and check.ttft_ms <= 1000.0
-    assert check.holding_users is None and check.requests > 1000
+    assert not check.holds and check.requests > 1000, check.line()
+    assert check.ttft_ms is not None and check.ttft_ms > 1000.0
+    assert check.holding_users is not None
+    assert 0.7 * check.users <= check.holding_users <= 0.95 * check.users, check.line()
     # about as many in flight as Little's law puts there: C_max on average
-    assert check.mean_in_flight == pytest.approx(pred.plan.c_max or 0, rel=0.15)
-    assert check.line().startswith(f"In the model, {check.users} users thinking exp:45 s hold")
+    assert check.mean_in_flight == pytest.approx(pred.plan.c_max or 0, rel=0.25)
+    assert check.line().startswith(f"In the model, {check.users} users thinking exp:45 s miss")
 
 
 def test_users_that_miss_are_searched_down_to_a_count_that_holds() -> None:
@@ -66,11 +70,13 @@ def test_a_fast_simulator_s_clock_scales_the_check() -> None:
 def test_sim_predict_prints_the_check_and_json_carries_it() -> None:
     out = runner.invoke(app, ["sim", "predict", "vllm-direct", "--draws", "1"])
     assert out.exit_code == 0, out.output
-    assert "users thinking exp:45 s hold: P90 TTFT" in out.output
+    assert "users thinking exp:45 s miss the SLOs: P90 TTFT" in out.output
+    assert "users hold (boundary found:" in out.output
     raw = runner.invoke(app, ["sim", "predict", "vllm-direct", "--draws", "1", "--format",
                               "json"])  # fmt: skip
     check = json.loads(raw.output)["users_check"]
-    assert check["holds"] is True and check["think"] == "exp:45"
+    assert check["holds"] is False and check["think"] == "exp:45"
+    assert 0 < check["holding_users"] < check["users"]
     off = runner.invoke(app, ["sim", "predict", "vllm-direct", "--draws", "1",
                               "--no-check-users"])  # fmt: skip
     assert off.exit_code == 0 and "users thinking" not in off.output

@@ -148,8 +148,8 @@ def demo(
     _say(console, f"{len(SEED_PROFILES)} simulated deployments {how}, at x{time_scale:g} "
                   f"real time, {rounds} rounds per level, {repeats} repeat(s); then the P90 "
                   f"winner's users verified for {verify_s:g} s, and where they miss the SLOs "
-                  "the users that hold are searched for (the defaults take about 9 minutes, "
-                  "8 min 45 s measured on a busy 2-core machine; a search up to 3 more)")
+                  "the users that hold are searched for (the defaults take about 11 minutes: "
+                  "10 min 58 s measured on a 2-core machine, a search of 3 levels included)")
     try:
         with DemoProgress(console) as display:
             result = run_demo(out, options, progress_for=display.sink,
