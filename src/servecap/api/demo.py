@@ -9,7 +9,8 @@ lock-step: each level runs on all four at the same moments, so drift on the mach
 them alike, and the demo takes as long as the slowest deployment at each level (7 minutes
 at x1 with the seed's 10 rounds) rather than the sum of the four (about 17, the
 `interleaved` schedule, one slot at a time); the whole demo took 8 min 45 s on a 2-core
-machine at load average 7. At the seed's levels a simulated deployment and
+machine at load average 7 when its verification passed at once, 10 min 58 s on a quiet one
+when it searched three more levels (2026-12-06). At the seed's levels a simulated deployment and
 its client use a few percent of a core each; every level's client health is recorded as in
 any run, so a machine too busy for this says so.
 
