@@ -57,6 +57,8 @@ def test_bad_think_time_and_tolerance_exit_2(tmp_path):
     assert bad.exit_code == 2 and "--think-time" in bad.output
     bad = CliRunner().invoke(app, ["verify", str(run), "--tolerance", "2"])
     assert bad.exit_code == 2 and "--tolerance" in bad.output
+    bad = CliRunner().invoke(app, ["verify", str(run), "--search", "--search-on-miss"])
+    assert bad.exit_code == 2 and "not both" in bad.output
     with pytest.raises(UserInputError, match="--turns"):
         verify(run, VerifyOptions(turns="0"))
 

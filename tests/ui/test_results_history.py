@@ -121,11 +121,13 @@ def test_results_page_starts_a_verify_run(app_factory: Any, sim: Any, tmp_path: 
     at.text_input(key="verify_think").set_value("exp:0.2")
     at.text_input(key="verify_turns").set_value("2")
     at.number_input(key="verify_duration").set_value(2.0)
-    at.checkbox(key="verify_search").set_value(False)
+    at.selectbox(key="verify_search").set_value("never")
     at = at.button(key="start_verify").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     job = run_manager().current
     assert job is not None and job.request["kind"] == "verify"
+    assert (job.request["options"]["search"], job.request["options"]["search_on_miss"]) == (
+        False, False)  # "never"
     wait_for(lambda: not job.active, timeout=90)
     assert job.state == "done", job.error
     (verify_dir,) = [p for p in tmp_path.iterdir() if p.name.startswith("base-verify-")]

@@ -41,6 +41,9 @@ def verify_cmd(
     ),
     search: Annotated[bool, typer.Option(
         "--search", help="Then find the largest N that passes (bracketing and bisection)")] = False,
+    search_on_miss: Annotated[bool, typer.Option(
+        "--search-on-miss", help="Search only when the predicted N misses (one level when it "
+        "holds)")] = False,
     tolerance: Annotated[float, typer.Option(
         help="Search: stop when the bracket is within this fraction")] = DEFAULT_TOLERANCE,
     budget: Annotated[int, typer.Option(help="Search: most levels to measure")] = DEFAULT_BUDGET,
@@ -53,12 +56,16 @@ def verify_cmd(
         raise fail_input(f"invalid --tolerance {tolerance:g}: use a fraction between 0 and 1")
     if budget < 1:
         raise fail_input(f"invalid --budget {budget}: at least 1 level")
+    if search and search_on_miss:
+        raise fail_input("give --search (always) or --search-on-miss (when the predicted N "
+                         "misses), not both")
     if duration <= 0 or (ramp_s is not None and ramp_s < 0):
         raise fail_input("--duration must be positive and --ramp-s non-negative")
     options = VerifyOptions(
         statistic=stat.value, ttft_slo_ms=ttft_slo_ms, tps_slo=tps_slo, think=think_time,
         turns=turns, ramp_s=ramp_s, duration_s=duration, search=search,
-        tolerance=tolerance, budget=budget, out_dir=str(out) if out else None,
+        search_on_miss=search_on_miss, tolerance=tolerance, budget=budget,
+        out_dir=str(out) if out else None,
     )
     console = Console(stderr=True)
     progress = RichProgress(console)

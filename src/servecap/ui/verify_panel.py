@@ -74,6 +74,11 @@ def show_verification(capacity: RunCapacity) -> None:
         st.dataframe(rows, hide_index=True)
 
 
+#: when the verify form searches: after every predicted N (the default), only after one that
+#: misses the SLOs (as the demo does), or never
+SEARCH_WHEN = ("always", "only when the predicted N misses", "never")
+
+
 def verify_form(run: Run, slo: SLO) -> None:
     """Start a verify run of this sweep under the sidebar's SLO."""
     with st.expander("Verify these users (run N virtual users against the same server)"):
@@ -85,7 +90,8 @@ def verify_form(run: Run, slo: SLO) -> None:
         duration = c3.number_input("Seconds per level", 1.0, 86_400.0,
                                    VERIFY_DEFAULTS["duration_s"], key="verify_duration")
         d1, d2 = st.columns(2)
-        search = d1.checkbox("Search for the largest N that passes", True, key="verify_search")
+        search = d1.selectbox("Search for the largest N that passes", SEARCH_WHEN,
+                              key="verify_search")
         budget = d2.number_input("Most levels (search)", 1, 64, VERIFY_DEFAULTS["budget"],
                                  key="verify_budget")
         job = run_manager().current
@@ -93,7 +99,8 @@ def verify_form(run: Run, slo: SLO) -> None:
         if st.button("Start verify run", disabled=busy, key="start_verify"):
             options = {"statistic": slo.statistic, "ttft_slo_ms": slo.ttft_ms,
                        "tps_slo": slo.tps, "think": think, "turns": turns,
-                       "duration_s": float(duration), "search": bool(search),
+                       "duration_s": float(duration), "search": search == "always",
+                       "search_on_miss": search == SEARCH_WHEN[1],
                        "budget": int(budget)}
             _start(run, options)
         if busy:
