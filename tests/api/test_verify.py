@@ -169,7 +169,7 @@ def test_search_on_miss_measures_one_level_when_the_prediction_holds(boundary, e
     options = VerifyOptions(search_on_miss=True, factor=1.25, tolerance=0.1, budget=4)
     search = users_search(456, tolerance=0.1, budget=4, factor=1.25, maximum=456 * 4)
     plan = _UsersPlan(SessionsLoad(users=[456], think="exp:45", turns="1", duration_s=5),
-                      456, options, SummaryCapture(NullProgress()), search, on_miss=True)
+                      456, options, SummaryCapture(NullProgress()), search)
     measured = _drive(plan, lambda users: 500.0 if users <= boundary else 1500.0)
     assert measured == expected
     assert bool(search.result().probes) == (boundary < 456)

@@ -108,7 +108,6 @@ class _UsersPlan:
     options: VerifyOptions
     capture: SummaryCapture
     search: BoundarySearch | None = None
-    on_miss: bool = False  # stop after the predicted N when it passes
 
     def max_in_flight(self) -> int:
         return max(self.predicted * 4, 1)  # the search grows by 2x at most twice in a row
@@ -135,7 +134,7 @@ class _UsersPlan:
             if self.search is None or len(self.capture.summaries) == measured:
                 return  # no search, or the level recorded nothing (stopped)
             passed = self._passed()
-            if self.on_miss and passed and measured == 0:
+            if self.options.search_on_miss and passed and measured == 0:
                 return  # the prediction held: nothing to search for
             self.search.record(users, passed)
             users = self.search.next_probe()
@@ -178,7 +177,7 @@ def verify(
     searching = options.search or options.search_on_miss
     search = users_search(predicted, tolerance=options.tolerance, budget=options.budget,
                           factor=options.factor, maximum=predicted * 4) if searching else None
-    plan = _UsersPlan(load, predicted, options, capture, search, options.search_on_miss)
+    plan = _UsersPlan(load, predicted, options, capture, search)
     outcome = run_benchmark(config, secrets, capture, plan=plan)
     if search is not None and not search.result().probes:
         search = None  # on a miss only, and the predicted N passed

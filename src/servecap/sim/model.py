@@ -12,13 +12,11 @@ Admission is FIFO, limited by ``max_num_seqs`` and a KV-cache budget that reserv
 ``prompt + max_tokens`` tokens per admitted request (reservation, no preemption); requests
 beyond it wait, which is where TTFT jumps. With ``prefix_caching``, a request prefills only
 what the cache lacks (``prefix_cache``). While a batch runs, a request that reaches the
-scheduler is held for a seeded exponential time of mean ``admit_interval_ms`` (or of
-``admit_hold_steps`` times the last step's duration), and held
-requests whose time is up join the batch together once there are at least
-``admit_ratio * running`` of them, so prefills batch together. With ``admit_hold_knee`` the
-hold is instead ``admit_hold_steps * min(1, running / knee)`` decode steps of the running
-batch, gamma-shaped (``admit_hold_shape``), and held requests join as soon as their time is
-up. An idle engine admits at once, and requests that reach it within ``gather_ms`` of that
+scheduler is held for a seeded time (``admission_hold``: its mean in ms, or in steps,
+growing with the batch up to a knee where the profile has one), and held requests whose
+time is up join the batch together once there are at least ``admit_ratio * running`` of
+them, so prefills batch together (with a knee there is no such gate: each joins when its
+time is up). An idle engine admits at once, and requests that reach it within ``gather_ms`` of that
 start join without a hold.
 
 Two scheduling policies are set from the engine (``ModelParams``). With ``prefill_alone``
@@ -46,6 +44,7 @@ from typing import Protocol
 
 import numpy as np
 
+from servecap.sim.admission_hold import draw_hold, hold_mean_s
 from servecap.sim.emissions import NO_EMISSIONS, Emission, StepEmissions
 from servecap.sim.output_lag import OutputLag
 from servecap.sim.params import ModelParams
@@ -253,44 +252,23 @@ class StepEngine:
             self.counters.prompt_tokens += cached  # vLLM counts cached prompt tokens too
 
     def _hold(self, busy: bool) -> float:
-        """Seconds a request reaching a busy scheduler is held (memoryless, seeded): a mean
-        of ``admit_hold_steps`` engine steps as long as the last one, when set (a hold in
-        steps grows with the batch, as a scheduler that admits at step boundaries does),
-        else of ``admit_interval_ms``. The last step may be a prefill batch run alone: a
-        request that reaches it is held about that batch's length again. sglang-spec's fit
-        rests on that (its P90 TTFT of about 1.1 s at c = 4-32); a hold that counted decode
-        steps only refit to a mean error of 15% and a worst cell of 43% (8.5% and 20% as is).
-        With a knee, the mean is in decode steps and grows with the batch (``_knee_hold_steps``);
-        ``admit_hold_shape`` other than 1 draws a gamma of that shape instead of the exponential."""
+        """Seconds a request reaching the scheduler is held (seeded; see ``admission_hold``):
+        none when the engine is idle."""
         if not busy:
             return 0.0
-        if self.p.admit_hold_knee > 0.0:
-            mean_s = self._knee_hold_steps() * self._decode_step_s()
-        elif self.p.admit_hold_steps > 0.0:
-            mean_s = self.p.admit_hold_steps * self._last_step_s
-        else:
-            mean_s = self.p.admit_interval_ms / 1000.0
-        if mean_s <= 0.0:
-            return 0.0
-        shape = self.p.admit_hold_shape
-        if shape == 1.0:  # the exponential's own draws, as profiles without a shape had
-            return mean_s * float(self._hold_rng.exponential())
-        return mean_s * float(self._hold_rng.gamma(shape, 1.0 / shape))
-
-    def _knee_hold_steps(self) -> float:
-        """The hold's mean in steps with a knee: it grows with the running batch up to it."""
-        return self.p.admit_hold_steps * min(1.0, len(self._running) / self.p.admit_hold_knee)
+        mean_s = hold_mean_s(self.p, len(self._running), self._last_step_s, self._decode_step_s)
+        return draw_hold(self._hold_rng, mean_s, self.p.admit_hold_shape)
 
     def _decode_step_s(self) -> float:
-        """Seconds of one decode step of the running batch, without prefill or jitter: the
-        knee hold's unit. Counted in the last step instead, a hold measured by a step that
-        carried a prefill chunk (every fifth step or so under users who arrive one at a
-        time) came out about twice as long under users as in a closed loop (P90 TTFT 1.5 s
-        against 0.8 s at 419 users thinking 45 s)."""
-        ctx = 0
-        if self.p.ctx_ms_per_ktoken:
-            ctx = sum(s.prompt - s.prefill_left + s.generated for s in self._running)
-        return step_ms(self.p, len(self._running), 0, ctx, self._spec_on()) / 1000.0
+        """Seconds of one decode step of the running batch, without prefill or jitter."""
+        n = len(self._running)
+        return step_ms(self.p, n, 0, self._context_tokens(), self._spec_on()) / 1000.0
+
+    def _context_tokens(self) -> int:
+        """Tokens the running batch holds in its KV (0 where the profile does not price them)."""
+        if not self.p.ctx_ms_per_ktoken:
+            return 0
+        return sum(s.prompt - s.prefill_left + s.generated for s in self._running)
 
     def _plan(self, t: float) -> None:
         self._admit(t)
@@ -353,9 +331,7 @@ class StepEngine:
     def _duration(self, n_decoding: int, prefill_tokens: int, context: bool = True) -> float:
         # a prefill step that runs alone reads no decode context: its prompts' own
         # attention is in the per-token prefill cost
-        ctx = 0
-        if self.p.ctx_ms_per_ktoken and context:
-            ctx = sum(s.prompt - s.prefill_left + s.generated for s in self._running)
+        ctx = self._context_tokens() if context else 0
         ms = step_ms(self.p, n_decoding, prefill_tokens, ctx, n_decoding > 0 and self._spec_on())
         if self.p.jitter > 0.0:
             ms *= max(0.05, 1.0 + self.p.jitter * float(self._rng.standard_normal()))

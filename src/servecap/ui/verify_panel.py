@@ -99,7 +99,7 @@ def verify_form(run: Run, slo: SLO) -> None:
         if st.button("Start verify run", disabled=busy, key="start_verify"):
             options = {"statistic": slo.statistic, "ttft_slo_ms": slo.ttft_ms,
                        "tps_slo": slo.tps, "think": think, "turns": turns,
-                       "duration_s": float(duration), "search": search == "always",
+                       "duration_s": float(duration), "search": search == SEARCH_WHEN[0],
                        "search_on_miss": search == SEARCH_WHEN[1],
                        "budget": int(budget)}
             _start(run, options)
