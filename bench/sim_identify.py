@@ -32,10 +32,11 @@ from servecap.sim.fitting import default_free, fit_params  # noqa: E402
 from servecap.sim.seed_bases import seed_bases  # noqa: E402
 from servecap.sim.sweep import fit_errors, sweep_like  # noqa: E402
 
-#: training levels tried by --splits: the issue's 1, 8, 64, other threes, a four and a five
+#: training levels tried by --splits: the issue's 1, 8, 64, other threes, fours and a five;
+#: 1, 8, 16, 64 adds the level `--recorded` asks sglang-spec for (its eager speculation)
 SPLITS: tuple[tuple[int, ...], ...] = (
     (1, 8, 64), (1, 4, 64), (1, 4, 32), (1, 16, 64), (2, 8, 64), (1, 4, 16, 64),
-    (1, 2, 8, 32, 64),
+    (1, 8, 16, 64), (1, 2, 8, 32, 64),
 )  # fmt: skip
 
 
