@@ -18,11 +18,12 @@ runner = CliRunner()
 
 def test_the_demo_winner_s_model_says_how_far_its_predicted_users_are_off() -> None:
     """vllm-direct's predicted users are the ones the demo verifies at x1 against `servecap
-    sim`. Its wait grows with the running batch, and users who think keep C_max in flight on
-    average but often more, so its model misses them, as the demo's verification did (453
-    predicted, 362 verified through the real client on 2026-12-06), and its users check finds
-    the count that holds: about four fifths of them. A refit that moved that far either way
-    would change what the demo says; this says so in a second."""
+    sim`. Its wait grows with the load, and users who think keep C_max in flight on average
+    but often more, and the bursts lengthen everyone's wait, so its model misses them (459
+    predicted, P90 TTFT 1147 ms with 43 in flight), as the demo's verification did (462
+    predicted, 392 verified through the real client on 2026-12-06, at 34 in flight), and its
+    users check finds the count that holds: about seven eighths of them. A refit that moved
+    that far either way would change what the demo says; this says so in a second."""
     pred = predict(load_profile("vllm-direct"), [1, 2, 4, 8, 16, 32, 64], SLO(), check=True)
     check = pred.users_check
     assert check is not None and check.users == pred.plan.users
@@ -30,8 +31,9 @@ def test_the_demo_winner_s_model_says_how_far_its_predicted_users_are_off() -> N
     assert check.ttft_ms is not None and check.ttft_ms > 1000.0
     assert check.holding_users is not None
     assert 0.7 * check.users <= check.holding_users <= 0.95 * check.users, check.line()
-    # about as many in flight as Little's law puts there: C_max on average
-    assert check.mean_in_flight == pytest.approx(pred.plan.c_max or 0, rel=0.25)
+    # more in flight than Little's law puts there (C_max), as the longer waits keep them
+    c_max = pred.plan.c_max or 0
+    assert c_max <= check.mean_in_flight <= 1.5 * c_max, check.line()
     assert check.line().startswith(f"In the model, {check.users} users thinking exp:45 s miss")
 
 

@@ -46,14 +46,14 @@ def test_the_seed_run_beside_its_own_profile(seed_run_dirs: list[Path]) -> None:
     # and it holds it in every seeded draw of the model
     assert p90.predicted_c_max_draws == [32] * 10 and p90.top_level == 64
     # and its predicted users, run on the model as users thinking exp:45 s, miss (its wait
-    # grows with the batch, and users keep more in flight than C_max at times); the check
+    # grows with the load, and users keep more in flight than C_max at times); the check
     # finds the users that hold, below Little's count
     check = p90.users_check
     assert check is not None and check.users == p90.predicted_users
     assert not check.holds and check.holding_users is not None, check.line()
     assert 0.7 * check.users <= check.holding_users < check.users, check.line()
     assert own.note == "the run does not record its lengths: predicted at 128/128"
-    assert "held-out error 8.5%" in own.error and own.label.startswith("simulated")
+    assert "held-out error 8.2%" in own.error and own.label.startswith("simulated")
     # another deployment's table beside this profile is far off: the table says so
     assert _mean_error(model.predicted[3], MEANS) > 3 * _mean_error(own, MEANS)
     assert ("Predicted beside measured", f"profile vllm-direct: {own.label}; {own.error}") in (
@@ -72,8 +72,8 @@ def test_the_report_files_show_the_tables(seed_run_dirs: list[Path], tmp_path: P
     plain_md = md.replace("\\", "")
     assert "predicted C_max across seeded draws" in plain_md and "| 32 in all 10 draws |" in md
     assert "predicted users run on the model (thinking between requests)" in plain_md
-    assert "| 443 miss (P90 TTFT " in plain_md and "); 373 hold |" in plain_md
-    assert "| 676 miss (mean TTFT " in plain_md and "); 612 hold |" in plain_md
+    assert "| 459 miss (P90 TTFT " in plain_md and "); 401 hold |" in plain_md
+    assert "| 652 miss (mean TTFT " in plain_md and "); 590 hold |" in plain_md
     html = paths.html.read_text()
     assert "Predicted beside measured: vllm-direct and profile vllm-direct" in html
     # without --predict there is no such table

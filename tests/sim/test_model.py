@@ -235,23 +235,26 @@ def test_admission_hold_in_steps_scales_with_the_step_time() -> None:
     assert means[1] == pytest.approx(0.10 + 0.04, rel=0.15)
 
 
-def _wait_beside(params: ModelParams, seed: int, running: int) -> float:
-    """TTFT of a request that reaches an engine 0.5 s into decoding ``running`` long ones."""
+def _wait_beside(params: ModelParams, seed: int, running: int, ahead: int = 0) -> float:
+    """TTFT of a request that reaches an engine 0.5 s into decoding ``running`` long ones, at
+    the same instant as ``ahead`` one-token requests queued before it."""
     eng = StepEngine(params, seed=seed)
     for rid in range(running):
         eng.add(rid, 10, 10_000, 0.0)
+    me = running + ahead
     ev: list[tuple[float, Emission]] = []
     added = False
     while True:
         t = eng.next_time()
         assert t is not None
         if not added and t >= 0.5:
-            eng.add(running, 10, 1, 0.5)
+            for rid in range(running, me + 1):
+                eng.add(rid, 10, 1, 0.5)
             added = True
             continue
         ev += [(t, e) for e in eng.advance(t)]
-        if added and any(e.rid == running for _, e in ev):
-            return times_of(ev, running)[0] - 0.5
+        if added and any(e.rid == me for _, e in ev):
+            return times_of(ev, me)[0] - 0.5
 
 
 KNEE = SIMPLE.model_copy(update={"frontend_ms": 0.0, "admit_hold_steps": 20.0,
@@ -265,6 +268,16 @@ def test_knee_hold_grows_with_the_running_batch_up_to_the_knee() -> None:
     assert means[1] == pytest.approx(5 * 0.011 + 0.013, rel=0.2)
     assert means[4] == pytest.approx(20 * 0.014 + 0.016, rel=0.2)
     assert means[8] == pytest.approx(20 * 0.018 + 0.020, rel=0.2)
+
+
+def test_knee_hold_counts_the_requests_waiting_as_well_as_the_running() -> None:
+    # beside 1 running and 3 queued just ahead of it, a request is held as beside 4 (20
+    # steps), not as beside 1 (5): a lock-step cohort reaching an engine that has just
+    # admitted its first member is held as the seed's concurrency says
+    alone = np.mean([_wait_beside(KNEE, seed, 1) for seed in range(200)])
+    queued = np.mean([_wait_beside(KNEE, seed, 1, ahead=3) for seed in range(200)])
+    assert alone == pytest.approx(5 * 0.011 + 0.013, rel=0.2)
+    assert queued > 2.5 * alone
 
 
 def test_knee_hold_shape_narrows_its_spread_at_the_same_mean() -> None:

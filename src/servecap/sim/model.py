@@ -13,7 +13,7 @@ Admission is FIFO, limited by ``max_num_seqs`` and a KV-cache budget that reserv
 beyond it wait, which is where TTFT jumps. With ``prefix_caching``, a request prefills only
 what the cache lacks (``prefix_cache``). While a batch runs, a request that reaches the
 scheduler is held for a seeded time (``admission_hold``: its mean in ms, or in steps,
-growing with the batch up to a knee where the profile has one), and held requests whose
+growing with the load up to a knee where the profile has one), and held requests whose
 time is up join the batch together once there are at least ``admit_ratio * running`` of
 them, so prefills batch together (with a knee there is no such gate: each joins when its
 time is up). An idle engine admits at once, and requests that reach it within ``gather_ms`` of that
@@ -256,7 +256,8 @@ class StepEngine:
         none when the engine is idle."""
         if not busy:
             return 0.0
-        mean_s = hold_mean_s(self.p, len(self._running), self._last_step_s, self._decode_step_s)
+        held = len(self._running) + len(self._waiting)
+        mean_s = hold_mean_s(self.p, held, self._last_step_s, self._decode_step_s)
         return draw_hold(self._hold_rng, mean_s, self.p.admit_hold_shape)
 
     def _decode_step_s(self) -> float:

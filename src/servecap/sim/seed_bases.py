@@ -158,7 +158,8 @@ _START: dict[str, dict[str, float]] = {
 
 #: streams of a closed loop that end together come back within a few ms of each other (the
 #: client's turnaround); this window lets them join the batch an idle engine starts without
-#: the admission hold, so a client's turnaround does not decide which of them wait
+#: the admission hold, so a client's turnaround does not decide which of them wait (not
+#: vllm-direct's: its seed TTFT holds such streams too, see _SET_FROM)
 GATHER_MS = 25.0
 
 
@@ -167,7 +168,10 @@ GATHER_MS = 25.0
 _SET_FROM: dict[str, str] = {
     "vllm-direct": "prefill_budget_tokens = 512 (chunked prefill); max_num_seqs = 256 "
     "(vLLM's default --max-num-seqs); admit_hold_shape = 8 (the seed's wait beyond c=1's has "
-    "a P90 of 1.3-1.6 times its mean from c=8 on; a gamma(8)'s is 1.47)",
+    "a P90 of 1.3-1.6 times its mean from c=8 on; a gamma(8)'s is 1.47); gather_ms = 0 (the "
+    "seed's c=8 TTFT, 388 ms or 25 ITLs, holds the streams of a closed loop that end "
+    "together too: with a window that let them join an idle engine's batch unheld, the "
+    "profile's c=8 TTFT swung from 165 to 312 ms over 12 seeded sweeps)",
     "vllm-spec": "num_spec_tokens = 7 (--speculative-config num_speculative_tokens 7); "
     "prefill_budget_tokens = 512 (chunked prefill); max_num_seqs = 256, not the command's 32: "
     "the seed's c=64 TTFT (1.0 s) rules a 32-sequence limit out (a queued request would "
@@ -242,7 +246,7 @@ def seed_bases() -> dict[str, Profile]:
     return {
         "vllm-direct": _base(
             "vllm-direct", what.format("vLLM, no speculation"), vd, prefill_budget_tokens=512,
-            admit_hold_shape=8.0,
+            admit_hold_shape=8.0, gather_ms=0.0,
         ),
         "vllm-spec": _base(
             "vllm-spec",
