@@ -275,11 +275,11 @@ def engine() -> None:
             params = load_profile(str(Path(tmp) / f"{name}.toml")).params
             print(f"{name}: a prompt costs {params.prefill_step_ms:.1f} ms a step + "
                   f"{params.prefill_ms_per_token:.3f} ms a token")
-        print("\nllama.cpp's base (`--engine llama.cpp`) beside the generic one, fitted to the "
-              "same calibration run (mean error):")
-        print(f"{'group':<24} {'generic':>13} {'llama.cpp':>13}")
-        for group, generic, llama in sim_proof.llama_cpp_base(proof, Path(tmp)):
-            print(f"{group:<24} {generic:>13.1%} {llama:>13.1%}")
+        print("\nthe generic base beside llama.cpp's (`--engine llama.cpp`, the proof's), fitted "
+              "to the same calibration run (mean error):")
+        print(f"{'group':<24} {'llama.cpp':>13} {'generic':>13}")
+        for group, llama, generic in sim_proof.generic_base(proof, Path(tmp)):
+            print(f"{group:<24} {llama:>13.1%} {generic:>13.1%}")
 
 
 def fit_parser(doc: str | None) -> argparse.ArgumentParser:

@@ -99,6 +99,9 @@ def test_a_prediction_says_when_its_lengths_were_never_calibrated(tmp_path: Path
                                  "512 input / 32 output tokens")  # fmt: skip
     seen = predict(prof, [1], SLO(), 512, 32, rounds=3)
     assert seen.calibrated_on == ["128/128", "512/32"] and seen.workload_note() is None
+    # a few tokens either way (a chat template, another tokenizer's count) is the same length
+    assert not predict(prof, [1], SLO(), 139, 128, rounds=3).other_workload
+    assert predict(prof, [1], SLO(), 160, 128, rounds=3).other_workload
     other = predict(prof, [1], SLO(), 1024, 16, rounds=3)
     assert other.other_workload and "1024/16 is a length the fit never saw" in str(
         other.workload_note()

@@ -1,7 +1,8 @@
 """The simulator calibrated on llama-server predicts what it never saw (issue 20 item 4).
 
-Calibrated on three levels of 128/128, the profile predicts three other levels (one beyond
-the engine's 8 slots, where requests queue for a slot), a 512/32 workload and 16 users who
+Calibrated on three levels of 128/128 (`--engine llama.cpp`, at the tokens the server
+counted: sim_proof.ENGINE, sim_proof.served), the profile predicts three other levels (one
+beyond the engine's 8 slots, where requests queue for a slot), a 512/32 workload and 16 users who
 think between requests (`servecap run --users`, as `verify` runs them); each group's
 mean error over TTFT, ITL, TPS and latency means is to stay within HELD_OUT_FLOOR (or the
 profile's own fit error where that is higher) plus EXTRAPOLATION plus the engine's repeat
@@ -47,8 +48,10 @@ def proof(llama_server_bin: Path, tiny_model: TinyModel,
 
 def test_profile_records_fit_and_held_out_error(proof: sim_proof.Proof) -> None:
     cal = proof.profile.calibration
-    assert cal["holdout_split"] == "fit on c=1,8; predicted c=4"
+    # at the tokens llama-server counted (its chat template: 134-139 for an asked 128)
+    assert str(cal["holdout_split"]).startswith("fit on c=1,8; predicted c=4 (")
     assert "max_num_seqs = 8" in str(cal["set_from_deployment"])
+    assert "decode_batch_cap" in str(cal["fitted"])  # llama.cpp's base (sim_proof.ENGINE)
     assert proof.profile.params.max_num_seqs == 8
     assert {"mape", "holdout_mape", "fit_ttft_p90_ms", "holdout_ttft_mean_ms"} <= set(cal)
     bound = MAX_FIT_ERROR + proof.mean_error(sim_proof.REPEAT)

@@ -14,7 +14,7 @@ from servecap.sim.calibrate import main as calibrate_main
 from servecap.sim.fitting import fit_params, nelder_mead, pattern_search
 from servecap.sim.params import ModelParams
 from servecap.sim.profiles import Profile, load_profile_file
-from servecap.sim.seed_bases import GENERIC_FREE, generic_base
+from servecap.sim.seed_bases import GENERIC_FREE, LLAMA_CPP_FREE, generic_base, llama_cpp_base
 from servecap.sim.sweep import closed_loop_sweep, fit_errors, sweep_like
 from tests.seed_data import SEED_CSV
 
@@ -56,6 +56,18 @@ def test_fit_does_not_stall_on_a_real_engine_s_levels() -> None:
     errors = fit_errors(sweep_like(prof.params, levels), levels)
     assert errors["mape"] <= 0.2, errors
     assert errors["c=1 itl_mean_ms"] <= 0.1, errors
+
+
+def test_a_decode_cap_between_two_levels_is_found() -> None:
+    """llama-server's ITL stops growing past c=4 (tests/data/README.md): started with no
+    cap only, the search stalled at a 15.8% fit error, c=8's ITL far off; it also starts at
+    a cap at each measured level below the slots."""
+    levels = read_levels(SEED_CSV.with_name("llama-server-capped-levels.csv"))["llama-tiny"]
+    prof = fit(levels, llama_cpp_base(8, 8192), free=list(LLAMA_CPP_FREE), with_holdout=False)
+    errors = fit_errors(sweep_like(prof.params, levels), levels)
+    assert errors["mape"] <= 0.08, errors
+    assert errors["137/128 c=8 itl_mean_ms"] <= 0.1, errors
+    assert 3.0 <= prof.params.decode_batch_cap <= 6.0, prof.params
 
 
 def test_fit_rejects_unknown_parameter_names() -> None:
@@ -188,7 +200,7 @@ def test_a_run_s_lengths_are_read_and_said_in_the_profile(tmp_path: Path) -> Non
     rows = closed_loop_sweep(
         PREFILL_TRUTH, [1, 2, 4], rounds=3, prompt_tokens=512, output_tokens=32
     )
-    # what a run asked for wins over what the server counted (519: its chat template)
+    # without usage, what a run asked for is its workload
     sent = {"input_tokens_sent_mean": 512.0, "output_tokens_sent_mean": 32.0,
             "prompt_tokens_mean": 519.0}  # fmt: skip
     summary = [{"concurrency": int(r["concurrency"]), "ttft_mean_ms": r["ttft_mean_ms"],
@@ -232,3 +244,27 @@ def test_seed_refit_makes_its_output_folders(tmp_path: Path) -> None:
     assert calibrate_main(argv) == 0
     assert (out / "sglang-direct.toml").is_file()
     assert (tmp_path / "new" / "holdout_fits" / "sglang-direct.toml").is_file()
+
+
+def test_the_server_s_count_is_a_run_s_workload_one_per_ask(tmp_path: Path) -> None:
+    """Where the server reported usage, its count is the workload (the engine's unit: the
+    chat template's tokens, its own tokenizer), one per asked length: the mean over the levels
+    that asked for it, as each level's seeded prompts count a little differently."""
+    served = [(1, 134.0), (4, 139.05), (8, 139.1)]
+    summary = [{"concurrency": c, "ttft_mean_ms": 50.0 * c, "itl_mean_ms": 2.0 + c,
+                "input_tokens_sent_mean": 128.0, "output_tokens_sent_mean": 128.0,
+                "prompt_tokens_mean": n, "completion_tokens_mean": 128.0,
+                "tokens_from_usage": True} for c, n in served]  # fmt: skip
+    summary.append({**summary[0], "concurrency": 2, "input_tokens_sent_mean": 512.0,
+                    "prompt_tokens_mean": 433.4, "output_tokens_sent_mean": 32.0,
+                    "completion_tokens_mean": 32.0})  # fmt: skip
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(summary))
+    levels = read_levels(path)[tmp_path.name]
+    assert [(r["prompt_tokens"], r["output_tokens"]) for r in levels] == [
+        (137.0, 128.0), (137.0, 128.0), (137.0, 128.0), (433.0, 32.0)]
+    for row in summary:  # counts the client made up, not the server's usage: asked lengths
+        row["tokens_from_usage"] = False
+    path.write_text(json.dumps(summary))
+    levels = read_levels(path)[tmp_path.name]
+    assert [r["prompt_tokens"] for r in levels] == [128.0, 128.0, 128.0, 512.0]

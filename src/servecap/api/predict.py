@@ -72,9 +72,13 @@ class Prediction(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def other_workload(self) -> bool:
-        """True when the profile says what it was calibrated on and this workload is not."""
-        asked = f"{self.input_tokens}/{self.output_tokens}"
-        return bool(self.calibrated_on) and asked not in self.calibrated_on
+        """True when the profile says what it was calibrated on and this workload is none of
+        those, within SAME_LENGTH (a run's served count: 511 tokens for an asked 512, 134
+        for 128 with a chat template)."""
+        if not self.calibrated_on:
+            return False
+        return not any(_same_workload((self.input_tokens, self.output_tokens), seen)
+                       for seen in self.calibrated_on)  # fmt: skip
 
     def draws_line(self) -> str | None:
         """How stable C_max is across the seeded draws, e.g. ``"Across 10 seeded draws of the
@@ -105,6 +109,17 @@ class Prediction(BaseModel):
             f"{self.output_tokens} is a length the fit never saw, and the held-out error "
             "covers other concurrencies, not other lengths (calibrate on a second workload)"
         )
+
+
+#: lengths this close (relative) are one workload to a fit: a few tokens of chat template
+#: or of one tokenizer's count against another's, not a length the fit never saw
+SAME_LENGTH = 0.1
+
+
+def _same_workload(asked: tuple[int, int], seen: str) -> bool:
+    """True when ``asked`` (prompt, output) is within SAME_LENGTH of ``seen`` ("128/128")."""
+    lengths = tuple(int(n) for n in seen.split("/"))
+    return all(abs(a - b) <= SAME_LENGTH * b for a, b in zip(asked, lengths, strict=True))
 
 
 def _level(concurrency: int, done: list[Request]) -> LevelSummary:

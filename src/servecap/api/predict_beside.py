@@ -36,14 +36,29 @@ def _length(config_value: Any, level_means: list[float | None]) -> int | None:
     return round(sum(sent) / len(sent)) if sent else None
 
 
-def run_workload(meta: RunMeta, levels: list[LevelSummary]) -> tuple[int, int] | None:
-    """(prompt, output) tokens of a run, as it asked for them; None when it does not say
-    (an imported table)."""
+def asked_workload(meta: RunMeta, levels: list[LevelSummary]) -> tuple[int, int] | None:
+    """(prompt, output) tokens of a run as it asked for them; None when it does not say (an
+    imported table)."""
     prompt = _length(meta.config.get("input_tokens"), [lv.input_tokens_sent_mean for lv in levels])
     output = _length(
         meta.config.get("output_tokens"), [lv.output_tokens_sent_mean for lv in levels]
     )
     return (prompt, output) if prompt is not None and output is not None else None
+
+
+def served_workload(levels: list[LevelSummary]) -> tuple[int, int] | None:
+    """(prompt, output) tokens of a run as its server counted them (its usage): the unit `sim
+    calibrate` fits a profile in; None where the server did not report them."""
+    if not levels or not all(lv.tokens_from_usage for lv in levels):
+        return None
+    prompt = _length(None, [lv.prompt_tokens_mean for lv in levels])
+    output = _length(None, [lv.completion_tokens_mean for lv in levels])
+    return (prompt, output) if prompt is not None and output is not None else None
+
+
+def run_workload(meta: RunMeta, levels: list[LevelSummary]) -> tuple[int, int] | None:
+    """The lengths a run is predicted at: as its server counted them, else as it asked."""
+    return served_workload(levels) or asked_workload(meta, levels)
 
 
 def at_time_scale(row: dict[str, Any], scale: float) -> dict[str, Any]:
@@ -85,6 +100,10 @@ def _predict_run(profile: Profile, model: ReportModel, meta: RunMeta) -> Predict
     notes = [pred.workload_note()]
     if recorded is None:
         notes.append(f"the run does not record its lengths: predicted at {prompt}/{output}")
+    asked = asked_workload(meta, measured)
+    if asked is not None and asked != recorded:
+        notes.append(f"predicted at the tokens the server counted, {prompt}/{output} (the run "
+                     f"asked for {asked[0]}/{asked[1]})")  # fmt: skip
     if scale != 1.0:
         notes.append(f"predicted on the run's clock (time scale {scale:g}x)")
     note = "; ".join(n for n in notes if n)
@@ -165,6 +184,6 @@ def with_predictions(model: ReportModel, profile: Profile) -> ReportModel:
 
 
 __all__ = [
-    "at_time_scale", "predict_beside", "predicting_profiles",
-    "run_workload", "with_predictions",
+    "asked_workload", "at_time_scale", "predict_beside", "predicting_profiles", "run_workload",
+    "served_workload", "with_predictions",
 ]  # fmt: skip

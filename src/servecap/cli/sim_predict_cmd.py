@@ -51,7 +51,9 @@ def _headline(pred: Prediction, statistic: str) -> str:
 def predict_cmd(
     profile: Annotated[str, typer.Argument(help="Built-in profile name or a .toml/.json file")],
     concurrency: Annotated[str, typer.Option(help="Levels to predict")] = DEFAULT_LEVELS,
-    input_tokens: Annotated[int, typer.Option(help="Prompt tokens per request")] = 128,
+    input_tokens: Annotated[int, typer.Option(
+        help="Prompt tokens per request, as the server counts them (sim calibrate's unit)"
+    )] = 128,
     output_tokens: Annotated[int, typer.Option(help="Output tokens per request")] = 128,
     rounds: Annotated[int, typer.Option(help="Requests per stream, as `servecap run`")] = 10,
     draws: Annotated[

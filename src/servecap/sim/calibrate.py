@@ -6,10 +6,12 @@ holds one. Only ``concurrency, ttft_mean_ms, itl_mean_ms, tps_mean, latency_mean
 read (the P90 TTFT, ``ttft_p90_ms``, too where present: the fit matches the tail a P90
 capacity answer rests on); any of the metrics may be missing.
 
-Each level is fitted at its own workload: the prompt and output tokens a run asked for
-(``input_tokens_sent_mean``, ``output_tokens_sent_mean``; else what the server reported),
-or a CSV's ``input_tokens`` and ``output_tokens`` columns; 128/128, the seed's, where a
-source does not say. Levels of several workloads (two runs, say) make one fit, which is
+Each level is fitted at its own workload: a CSV's ``input_tokens`` and ``output_tokens``
+columns, else the tokens the server counted (``prompt_tokens_mean``, ``completion_tokens_mean``
+where its usage reported them: what the engine worked on), else what a run asked for
+(``input_tokens_sent_mean``, ``output_tokens_sent_mean``); 128/128, the seed's, where a source
+does not say. A run's levels that asked for the same lengths share one workload, their mean.
+Levels of several workloads (two runs, say) make one fit, which is
 how a profile learns a prompt's fixed cost apart from its cost per token.
 
 Every fit also reports a held-out error (``holdout``): fitted on part of the levels, how far
@@ -53,12 +55,18 @@ from servecap.sim.sweep import METRICS, TAIL_METRICS, by_workload, sweep_like
 from servecap.sim.tomlout import profile_to_toml
 
 COLUMNS: tuple[str, ...] = ("concurrency", *METRICS, *TAIL_METRICS)
-#: where a row's workload is read from, first found wins: what was asked for (a run's sent
-#: lengths, which is how a what-if workload is stated too), else what the server reported
+#: where a row's workload is read from, first found wins: a table's stated lengths, else what
+#: the server counted (its usage), else what a run asked for. The engine works, and costs, per
+#: token it counts, and asked lengths map onto those unevenly: on llama-server with the test
+#: model 128 asked came to 134 served (its chat template) and 512 to 433 (another tokenizer),
+#: so a profile fitted on the asked 128/128 priced 512/32's c=1 TTFT 44% high; fitted and
+#: asked in served tokens, 12% (the same measurements; tests/engines/test_sim_proof.py)
 WORKLOAD_COLUMNS: dict[str, tuple[str, ...]] = {
-    "prompt_tokens": ("input_tokens", "input_tokens_sent_mean", "prompt_tokens_mean"),
-    "output_tokens": ("output_tokens", "output_tokens_sent_mean", "completion_tokens_mean"),
+    "prompt_tokens": ("input_tokens", "prompt_tokens_mean", "input_tokens_sent_mean"),
+    "output_tokens": ("output_tokens", "completion_tokens_mean", "output_tokens_sent_mean"),
 }
+#: the server's counts, read only from a row that says they came from its usage
+SERVED_COLUMNS = frozenset({"prompt_tokens_mean", "completion_tokens_mean"})
 SEED_COMMAND = (
     "python -m servecap.sim.calibrate --seed-csv tests/data/kimi-k3-b300-appendix-a.csv "
     "--out-dir src/servecap/sim/profiles"
@@ -98,8 +106,10 @@ def _clean_row(raw: dict[str, Any], where: str) -> dict[str, float]:
         raise CalibrationInputError(f"{where}: needs a concurrency >= 1")
     if len(row) < 2:
         raise CalibrationInputError(f"{where}: has none of the columns {', '.join(METRICS)}")
+    served = raw.get("tokens_from_usage") is True
     for key, names in WORKLOAD_COLUMNS.items():
-        found = (_number(raw.get(n), f"{where} column {n}") for n in names)
+        readable = [n for n in names if served or n not in SERVED_COLUMNS]
+        found = (_number(raw.get(n), f"{where} column {n}") for n in readable)
         value = next((v for v in found if v is not None), None)
         if value is not None:
             if value < 1:
@@ -147,7 +157,27 @@ def _read_summary(path: Path) -> dict[str, list[dict[str, float]]]:
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise CalibrationInputError(f"{path}: expected a JSON list of level rows")
     name = path.parent.name if path.name == "summary.json" else path.stem
-    return {name: [_clean_row(r, f"{path} row {i}") for i, r in enumerate(data, 1)]}
+    rows = [_clean_row(r, f"{path} row {i}") for i, r in enumerate(data, 1)]
+    return {name: _one_workload_per_ask(data, rows)}
+
+
+def _one_workload_per_ask(raw: list[dict[str, Any]], rows: list[dict[str, float]]
+                          ) -> list[dict[str, float]]:  # fmt: skip
+    """``rows`` with the levels that asked for the same lengths at those lengths' mean over
+    them. The server counts each level's own prompts (seeded texts: 134 tokens at c=1, 139 at
+    c=4 in one run), and a run's levels are one workload to the fit and its held-out split."""
+    groups: dict[tuple[Any, Any], list[dict[str, float]]] = {}
+    for source, row in zip(raw, rows, strict=True):
+        asked = (source.get("input_tokens_sent_mean"), source.get("output_tokens_sent_mean"))
+        groups.setdefault(asked, []).append(row)
+    for asked, members in groups.items():
+        for key in WORKLOAD_COLUMNS:
+            values = [row[key] for row in members if key in row]
+            if asked == (None, None) or len(values) < len(members):
+                continue
+            for row in members:
+                row[key] = float(round(sum(values) / len(values)))
+    return rows
 
 
 def read_levels(source: str | Path) -> dict[str, list[dict[str, float]]]:
