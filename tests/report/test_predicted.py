@@ -144,16 +144,16 @@ def test_a_real_run_beside_the_profile_that_served_it(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     model = build_report(load_runs([run_dir]), predict_with=profile)
     (run,) = model.predicted
-    # predicted at the tokens the simulator counted (its characters rule: 511 for an asked
-    # 512), the unit a profile is calibrated in, and the note says what the run asked for
+    # named by what it asked for, predicted at the tokens the simulator counted (its
+    # characters rule: 511 for an asked 512), the unit a profile is calibrated in
     served = json.loads((run_dir / "summary.json").read_text())
     prompt = round(sum(r["prompt_tokens_mean"] for r in served) / len(served))
-    assert run.workload == f"{prompt}/32" and "time scale 4x" in str(run.note)
+    assert run.workload == "512/32" and "time scale 4x" in str(run.note)
     assert abs(prompt - 512) <= 8
     if prompt != 512:
-        assert "the run asked for 512/32" in str(run.note)
+        assert f"predicted at the tokens the server counted, {prompt}/32" in str(run.note)
     # TTFT at 512 tokens is mostly prefill (0.2 ms a token): at 128 it would be a third
     assert _mean_error(run, ("ttft_mean_ms", "itl_mean_ms", "latency_mean_s")) < 0.3
-    assert f"Predicted beside measured: steps and profile steps at {prompt}/32" in (
+    assert "Predicted beside measured: steps and profile steps at 512/32" in (
         (tmp_path / "R" / "report.md").read_text().replace("\\", "")
     )

@@ -102,15 +102,15 @@ def _predict_run(profile: Profile, model: ReportModel, meta: RunMeta) -> Predict
         notes.append(f"the run does not record its lengths: predicted at {prompt}/{output}")
     asked = asked_workload(meta, measured)
     if asked is not None and asked != recorded:
-        notes.append(f"predicted at the tokens the server counted, {prompt}/{output} (the run "
-                     f"asked for {asked[0]}/{asked[1]})")  # fmt: skip
+        notes.append(f"predicted at the tokens the server counted, {prompt}/{output}")
+    shown = asked or (prompt, output)  # the lengths the user asked for name the run
     if scale != 1.0:
         notes.append(f"predicted on the run's clock (time scale {scale:g}x)")
     note = "; ".join(n for n in notes if n)
     return PredictedRun(
         config=meta.name, profile=profile.name, label=pred.label,
         error=error_label(pred.holdout_mape, pred.holdout_max_cell_error, pred.measure_next),
-        workload=f"{prompt}/{output}", note=note or None, levels=cells,
+        workload=f"{shown[0]}/{shown[1]}", note=note or None, levels=cells,
         capacity=[_capacity(model, meta.name, draws, slo.model_copy(update={"statistic": stat}),
                             _UsersRun(profile, prompt, output, scale))
                   for stat in STATISTICS],
