@@ -266,7 +266,7 @@ def _starts(base: ModelParams, free: Sequence[str], target: list[dict[str, float
     level of 2 or more below the base's cap. A decode step capped between two levels changes
     only the higher level's numbers, so a search from no cap does not always cross into one:
     on llama-server's c = 1, 4, 8 it stalled at 15.5-15.8% fit error where, started at a cap
-    of 4, it fits 2-3% (proofs 27 and 28)."""
+    of 4, it fits 2-4% (the README's proofs 27 and 29)."""
     if "decode_batch_cap" not in free:
         return [base]
     levels = sorted({int(row["concurrency"]) for row in target})
