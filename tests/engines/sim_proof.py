@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from servecap.api.predict_beside import served_workload
+from servecap.core.summary import LevelSummary
 from servecap.sim.profiles import Profile, load_profile_file
 from servecap.sim.sweep import Request
 from servecap.sim.users_sweep import users_level
@@ -181,13 +183,13 @@ def calibrate(run_dir: Path | Sequence[Path], out: Path, engine: str = ENGINE) -
 
 def served(run_dir: Path) -> tuple[int, int]:
     """(prompt, output) tokens of a run as its server counted them, as `sim calibrate` reads
-    them: the unit the profile is fitted in. Asked 128/128 came to 134/128 on this engine (its
-    chat template) and 512/32 to 433/32 (the test model's tokenizer is not servecap's)."""
-    rows = read_json(run_dir / "summary.json")
-    assert all(row["tokens_from_usage"] for row in rows), run_dir  # llama-server reports usage
-    prompt = sum(float(row["prompt_tokens_mean"]) for row in rows) / len(rows)
-    output = sum(float(row["completion_tokens_mean"]) for row in rows) / len(rows)
-    return round(prompt), round(output)
+    them and the report predicts a run at: the unit the profile is fitted in. Asked 128/128
+    came to 134/128 on this engine (its chat template) and 512/32 to 433/32 (the test model's
+    tokenizer is not servecap's)."""
+    rows = [LevelSummary.model_validate(row) for row in read_json(run_dir / "summary.json")]
+    lengths = served_workload(rows)
+    assert lengths is not None, run_dir  # llama-server reports usage
+    return lengths
 
 
 def predicted(profile: Path, levels: Sequence[int], run_dir: Path) -> list[dict[str, Any]]:

@@ -56,11 +56,6 @@ def served_workload(levels: list[LevelSummary]) -> tuple[int, int] | None:
     return (prompt, output) if prompt is not None and output is not None else None
 
 
-def run_workload(meta: RunMeta, levels: list[LevelSummary]) -> tuple[int, int] | None:
-    """The lengths a run is predicted at: as its server counted them, else as it asked."""
-    return served_workload(levels) or asked_workload(meta, levels)
-
-
 def at_time_scale(row: dict[str, Any], scale: float) -> dict[str, Any]:
     """A predicted level on the clock of a run measured at simulator time scale `scale`."""
     if scale == 1.0:
@@ -80,7 +75,9 @@ def _predict_run(profile: Profile, model: ReportModel, meta: RunMeta) -> Predict
     measured = [lv for lv in meta.levels if lv.key.is_closed and lv.concurrency is not None]
     if not measured:
         return None
-    recorded = run_workload(meta, measured)
+    # predicted at the tokens the server counted (a profile's unit), named by those asked for
+    asked, served = asked_workload(meta, measured), served_workload(measured)
+    recorded = served or asked
     prompt, output = recorded or DEFAULT_WORKLOAD
     rounds = meta.config.get("rounds")
     rounds = rounds if isinstance(rounds, int) and rounds >= 1 else 10
@@ -100,10 +97,9 @@ def _predict_run(profile: Profile, model: ReportModel, meta: RunMeta) -> Predict
     notes = [pred.workload_note()]
     if recorded is None:
         notes.append(f"the run does not record its lengths: predicted at {prompt}/{output}")
-    asked = asked_workload(meta, measured)
-    if asked is not None and asked != recorded:
+    if asked is not None and served is not None and asked != served:
         notes.append(f"predicted at the tokens the server counted, {prompt}/{output}")
-    shown = asked or (prompt, output)  # the lengths the user asked for name the run
+    shown = asked or (prompt, output)
     if scale != 1.0:
         notes.append(f"predicted on the run's clock (time scale {scale:g}x)")
     note = "; ".join(n for n in notes if n)
@@ -184,6 +180,6 @@ def with_predictions(model: ReportModel, profile: Profile) -> ReportModel:
 
 
 __all__ = [
-    "asked_workload", "at_time_scale", "predict_beside", "predicting_profiles", "run_workload",
+    "asked_workload", "at_time_scale", "predict_beside", "predicting_profiles",
     "served_workload", "with_predictions",
 ]  # fmt: skip
