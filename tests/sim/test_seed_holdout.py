@@ -17,6 +17,7 @@ from servecap.core.config import SLO
 from servecap.sim.calibrate import read_levels
 from servecap.sim.holdout import split_levels
 from servecap.sim.profiles import load_profile, load_profile_file
+from servecap.sim.seed_bases import SGLANG_PREFILL_BUDGET
 from servecap.sim.sweep import closed_loop_sweep, fit_errors
 from tests.seed_data import SEED_CSV
 
@@ -147,3 +148,27 @@ def test_profile_says_what_was_fitted_and_what_was_set(name: str) -> None:
     assert " = " in str(cal["set_from_deployment"])
     if name.endswith("spec"):
         assert "num_spec_tokens = 7" in str(cal["set_from_deployment"])
+
+
+@pytest.mark.parametrize("name", ["sglang-direct", "sglang-spec"])
+def test_sglang_s_prefill_budget_is_its_b300_default_and_the_seed_never_reaches_it(
+    name: str,
+) -> None:
+    """The SGLang profiles budget a prefill step at SGLang's default for a GPU of 160 GB or
+    more (16384 tokens), not the 8192 it takes below that. The seed's 128-token prompts
+    never fill either (64 of them are 8192 tokens), so the fit is the same under both; 512-
+    token prompts at c=32 are 16384 and fill one step only under the B300's budget (on
+    sglang-direct: sglang-spec's KV budget, 8192 tokens, holds fewer of them)."""
+    profile = load_profile(name)
+    assert profile.params.prefill_budget_tokens == SGLANG_PREFILL_BUDGET == 16384
+    assert f"prefill_budget_tokens = {SGLANG_PREFILL_BUDGET}" in str(
+        profile.calibration["set_from_deployment"]
+    )
+    smaller = profile.params.model_copy(update={"prefill_budget_tokens": 8192})
+    levels = [1, 8, 32, 64]
+    assert closed_loop_sweep(profile.params, levels) == closed_loop_sweep(smaller, levels)
+    if name == "sglang-spec":
+        return
+    long_prompts = dict(levels=[32], rounds=2, prompt_tokens=512, output_tokens=32)
+    b300 = closed_loop_sweep(profile.params, **long_prompts)[0]["ttft_mean_ms"]
+    assert b300 < closed_loop_sweep(smaller, **long_prompts)[0]["ttft_mean_ms"]

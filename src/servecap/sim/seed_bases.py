@@ -163,6 +163,15 @@ _START: dict[str, dict[str, float]] = {
 GATHER_MS = 25.0
 
 
+#: SGLang's default --chunked-prefill-size (and --max-prefill-tokens) on a GPU of 160 GB or
+#: more (server_args: 8192 below that, as on an H100 or H200); a B300 has 288 GB. At the
+#: seed's 128/128 no level reaches either budget (64 prompts are 8192 tokens): the seed
+#: profiles sweep identically under both, so only longer prompts tell them apart.
+SGLANG_PREFILL_BUDGET = 16384
+_SGLANG_BUDGET = (f"prefill_budget_tokens = {SGLANG_PREFILL_BUDGET} (SGLang's default "
+                  "--chunked-prefill-size on a GPU of 160 GB or more; a B300 has 288 GB)")
+
+
 # What each base sets from the deployment rather than fitting it, and from where: written
 # into the profile's [calibration] table as `set_from_deployment`.
 _SET_FROM: dict[str, str] = {
@@ -176,13 +185,14 @@ _SET_FROM: dict[str, str] = {
     "prefill_budget_tokens = 512 (chunked prefill); max_num_seqs = 256, not the command's 32: "
     "the seed's c=64 TTFT (1.0 s) rules a 32-sequence limit out (a queued request would "
     "wait a whole request, 6 s or more)",
-    "sglang-direct": "prefill_budget_tokens = 8192 (SGLang's --chunked-prefill-size); "
-    "max_num_seqs = 256; prefill_alone (no --enable-mixed-chunk: a prefill batch runs "
-    "alone); output_lag (SGLang's overlap scheduler, on without speculation, hands a step's "
-    "tokens out after launching the next step, and the hybrid model's eager prefill launch "
-    "lasts as long as the prefill); idle_window_ms = 0 (an idle scheduler runs the first "
-    "request it receives); no admission hold (SGLang admits at every step)",
+    "sglang-direct": f"{_SGLANG_BUDGET}; max_num_seqs = 256; "
+    "prefill_alone (no --enable-mixed-chunk: a prefill batch runs alone); output_lag "
+    "(SGLang's overlap scheduler, on without speculation, hands a step's tokens out after "
+    "launching the next step, and the hybrid model's eager prefill launch lasts as long as "
+    "the prefill); idle_window_ms = 0 (an idle scheduler runs the first request it "
+    "receives); no admission hold (SGLang admits at every step)",
     "sglang-spec": "num_spec_tokens = 7 (--speculative-dspark-block-size 7); "
+    f"{_SGLANG_BUDGET}; "
     "prefill_alone (no --enable-mixed-chunk: a prefill batch runs alone; no output_lag, as "
     "SGLang turns its overlap scheduler off for speculative decoding); "
     "kv_budget_tokens = 8192 (32 requests of 128 + 128 tokens: the seed's TTFT jump at c=64); "
@@ -259,6 +269,7 @@ def seed_bases() -> dict[str, Profile]:
             "sglang-direct",
             what.format("SGLang, no speculation"),
             sd,
+            prefill_budget_tokens=SGLANG_PREFILL_BUDGET,
             prefill_alone=True,
             output_lag=True,
             idle_window_ms=0.0,
@@ -268,6 +279,7 @@ def seed_bases() -> dict[str, Profile]:
             what.format("SGLang + DSpark speculation"),
             ss,
             num_spec_tokens=7,
+            prefill_budget_tokens=SGLANG_PREFILL_BUDGET,
             prefill_alone=True,
             kv_budget_tokens=8192,  # 32 requests of 128 + 128 tokens
             spec_off_when_waiting=True,
