@@ -10,6 +10,10 @@ Not a test: prints tables. `bench/sim_holdout.py` fits each seed deployment on c
                                                 # neutral one, and for a hold its two shapes
                                                 # (or other knees)
     python bench/sim_identify.py --starts --only vllm-direct
+    python bench/sim_identify.py --spans        # each parameter the committed held-out fit
+                                                # leaves loose, across its fitting range:
+                                                # how far the held-out error can move while
+                                                # the error on c=1, 8 and 64 does not
 
 Each fit is the calibrator's own (`fit_params`, as the profile's refit command runs it: its
 header names the seeds and rounds). A start or split whose fit scores as well on the levels
@@ -25,10 +29,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim_holdout import CONFIGS, SEED_CSV, fit_parser, refit_options  # noqa: E402
+from sim_holdout import CONFIGS, HOLDOUT_FITS, SEED_CSV, fit_parser, refit_options  # noqa: E402
 
 from servecap.sim.calibrate import read_levels  # noqa: E402
-from servecap.sim.fitting import default_free, fit_params  # noqa: E402
+from servecap.sim.fitting import default_free, fit_params, from_unit  # noqa: E402
+from servecap.sim.identify import loose_parameters  # noqa: E402
+from servecap.sim.profiles import load_profile_file  # noqa: E402
 from servecap.sim.seed_bases import seed_bases  # noqa: E402
 from servecap.sim.sweep import fit_errors, sweep_like  # noqa: E402
 
@@ -119,16 +125,61 @@ def starts(evals: int, opts: tuple[int | None, int | None], configs: Sequence[st
                   f"{errs['max']:.1%} ({worst}) | {ttft} |", flush=True)  # fmt: skip
 
 
+#: --spans: where in its fitting range (0 = its lower bound, 1 = its upper) a loose
+#: parameter is set
+SPAN_POINTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+#: --spans: a setting "fits c=1, 8 and 64 as well or better" when its mean error there is at
+#: most this above the committed held-out fit's (the 10-round sweep's own noise is larger:
+#: bench/sim_holdout.py --noise)
+SAME_FIT = 0.005
+
+
+def spans(configs: Sequence[str]) -> None:
+    """Each parameter the committed held-out fit (holdout_fits/, fitted on c=1, 8 and 64)
+    leaves loose (``sim.identify``), set across its fitting range with the others kept: the
+    error on the three levels, and the held-out error. Among the settings that fit the three
+    levels as well as the committed one, the held-out worst cell ranges over what the three
+    levels cannot choose between: a bar inside that range is met or missed by where the
+    search left the parameter, not by the model."""
+    print("| deployment | loose parameter | set to | error on c=1,8,64 | held-out mean / worst "
+          "(cell) |")  # fmt: skip
+    print("|---|---|---|---|---|")
+    seed = read_levels(SEED_CSV)
+    for config in configs:
+        held = load_profile_file(HOLDOUT_FITS / f"{config}.toml").params
+        train = [r for r in seed[config] if int(r["concurrency"]) in (1, 8, 64)]
+        test = [r for r in seed[config] if int(r["concurrency"]) not in (1, 8, 64)]
+        base_fit = fit_errors(sweep_like(held, train), train)["mape"]
+        for loose in loose_parameters(held, default_free(seed_bases()[config].params), train):
+            worsts = []
+            for u in SPAN_POINTS:
+                params = held.model_copy(update={loose.name: from_unit(loose.name, u)})
+                fit = fit_errors(sweep_like(params, train), train)["mape"]
+                errs = fit_errors(sweep_like(params, test), test)
+                cell = max((k for k in errs if k not in ("mape", "max")), key=errs.__getitem__)
+                if fit <= base_fit + SAME_FIT:
+                    worsts.append(errs["max"])
+                print(f"| {config} | {loose.name} | {getattr(params, loose.name):.4g} | "
+                      f"{fit:.1%} | {errs['mape']:.1%} / {errs['max']:.1%} ({cell}) |",
+                      flush=True)  # fmt: skip
+            print(f"| {config} | {loose.name} | {len(worsts)} of {len(SPAN_POINTS)} fit as "
+                  f"well or better | at most {base_fit + SAME_FIT:.1%} | their worst: "
+                  f"{min(worsts):.1%} to {max(worsts):.1%} |", flush=True)  # fmt: skip
+
+
 def main() -> None:
     parser = fit_parser(__doc__)
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--splits", action="store_true", help="other training levels")
     what.add_argument("--starts", action="store_true", help="other starting points")
+    what.add_argument("--spans", action="store_true", help="loose parameters' range")
     parser.add_argument("--only", action="append", choices=CONFIGS, help="these deployments")
     args = parser.parse_args()
     opts = (args.seeds, args.fit_rounds)
     if args.splits:
         splits(args.evals, opts, args.only or CONFIGS)
+    elif args.spans:
+        spans(args.only or CONFIGS)
     else:
         starts(args.evals, opts, args.only or CONFIGS)
 
