@@ -164,7 +164,7 @@ GATHER_MS = 25.0
 
 
 #: SGLang's default --chunked-prefill-size (and --max-prefill-tokens) on a GPU of 160 GB or
-#: more (server_args: 8192 below that, as on an H100 or H200); a B300 has 288 GB. At the
+#: more (server_args; 8192 from 35 GB, as on an H100 or H200); a B300 has 288 GB. At the
 #: seed's 128/128 no level reaches either budget (64 prompts are 8192 tokens): the seed
 #: profiles sweep identically under both, so only longer prompts tell them apart.
 SGLANG_PREFILL_BUDGET = 16384
