@@ -150,8 +150,9 @@ def spans(configs: Sequence[str]) -> None:
         train = [r for r in seed[config] if int(r["concurrency"]) in (1, 8, 64)]
         test = [r for r in seed[config] if int(r["concurrency"]) not in (1, 8, 64)]
         base_fit = fit_errors(sweep_like(held, train), train)["mape"]
+        base_worst = fit_errors(sweep_like(held, test), test)["max"]
         for loose in loose_parameters(held, default_free(seed_bases()[config].params), train):
-            worsts = []
+            worsts = [base_worst]  # the committed setting fits as well as itself
             for u in SPAN_POINTS:
                 params = held.model_copy(update={loose.name: from_unit(loose.name, u)})
                 fit = fit_errors(sweep_like(params, train), train)["mape"]
@@ -162,8 +163,9 @@ def spans(configs: Sequence[str]) -> None:
                 print(f"| {config} | {loose.name} | {getattr(params, loose.name):.4g} | "
                       f"{fit:.1%} | {errs['mape']:.1%} / {errs['max']:.1%} ({cell}) |",
                       flush=True)  # fmt: skip
-            print(f"| {config} | {loose.name} | {len(worsts)} of {len(SPAN_POINTS)} fit as "
-                  f"well or better | at most {base_fit + SAME_FIT:.1%} | their worst: "
+            print(f"| {config} | {loose.name} | the committed and {len(worsts) - 1} of "
+                  f"{len(SPAN_POINTS)} fit as well or better | at most "
+                  f"{base_fit + SAME_FIT:.1%} | their worst: "
                   f"{min(worsts):.1%} to {max(worsts):.1%} |", flush=True)  # fmt: skip
 
 
