@@ -8,7 +8,9 @@ Then users who think between requests (`servecap run --users`, one-request conve
 the load `servecap verify` sends, whose arrivals are spread in time as no closed loop's are,
 beside the same users run on the profile's model (`sim.users_sweep`, what `sim predict`'s
 users check runs). Last, the calibration levels are measured once more: how far the engine
-reproduces its own numbers on this machine, a floor no prediction can beat.
+reproduces its own numbers on this machine, a floor no prediction can beat. Between the
+groups c=1 is measured again too, so each group's floor includes how far the engine strayed
+while it ran (``Proof.drift``).
 Shared by tests/engines/test_sim_proof.py and bench/sim_holdout.py.
 
 `two_workloads` (the bench's `--engine`) reuses the same measurements to show what a second
@@ -64,6 +66,13 @@ MODEL_WINDOW_S = 900.0
 # the calibration levels measured again last: the calibration run as the "prediction" of its
 # own repeat is how far this machine's engine reproduces itself over the proof's minutes
 REPEAT = "engine repeat (128/128)"
+# c=1 measured again between the held-out groups: the engine's speed just before and after
+# each, against the calibration's c=1. The repeat at the end sees only a drift that lasts:
+# beside a CPU hog, proof 34's engine slowed for minutes after the calibration (c=2 and 6
+# ITL 27% and 33% over, users 34.6% against a bound of 25.6%) and was back by the repeat
+# (5.6%), so only a probe beside each group gives it the floor its own minutes had.
+PROBE_LEVELS = (1,)
+PROBES = ("engine drift after the other levels", "engine drift after 512/32")
 
 
 @dataclass(frozen=True)
@@ -89,13 +98,23 @@ class Proof:
     cells: list[Cell] = field(default_factory=list)
     wall_s: float = 0.0
     runs: dict[str, Path] = field(default_factory=dict)  # what was measured, by sweep name
+    # each held-out group's bracketing probes: (group, concurrency) of the cells measured
+    # just before and just after it at the calibration's c=1
+    brackets: dict[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
-    def group(self, workload: str) -> list[Cell]:
-        return [c for c in self.cells if c.workload == workload]
+    def group(self, workload: str, concurrency: int | None = None) -> list[Cell]:
+        return [c for c in self.cells if c.workload == workload
+                and concurrency in (None, c.concurrency)]  # fmt: skip
 
-    def mean_error(self, workload: str) -> float:
-        cells = self.group(workload)
+    def mean_error(self, workload: str, concurrency: int | None = None) -> float:
+        cells = self.group(workload, concurrency)
         return sum(c.error for c in cells) / len(cells)
+
+    def drift(self, workload: str) -> float:
+        """How far the engine's c=1 strayed from the calibration's just before or after
+        ``workload`` was measured (0 for a group with no probes)."""
+        return max((self.mean_error(*probe) for probe in self.brackets.get(workload, ())),
+                   default=0.0)  # fmt: skip
 
     def worst(self, workload: str) -> Cell:
         return max(self.group(workload), key=lambda c: c.error)
@@ -228,8 +247,10 @@ def run_proof(binary: Path, gguf: Path, tmp: Path) -> Proof:
     try:
         cal_run = sweep(eng, tmp, "calibrate", CAL_LEVELS, 128, 128)
         other_run = sweep(eng, tmp, "other-levels", OTHER_LEVELS, 128, 128)
+        probe_runs = [sweep(eng, tmp, "probe-1", PROBE_LEVELS, 128, 128)]
         inp, outp, levels = SECOND
         second_run = sweep(eng, tmp, "second-workload", levels, inp, outp)
+        probe_runs.append(sweep(eng, tmp, "probe-2", PROBE_LEVELS, 128, 128))
         users = users_run(eng, tmp)
         repeat_run = sweep(eng, tmp, "repeat", CAL_LEVELS, 128, 128)
     finally:
@@ -243,6 +264,12 @@ def run_proof(binary: Path, gguf: Path, tmp: Path) -> Proof:
     proof.cells += compare(f"{inp}/{outp}", predicted(prof_path, levels, second_run), second_run)
     proof.cells += compare_users(proof.profile, users)
     proof.cells += compare(REPEAT, read_json(cal_run / "summary.json"), repeat_run)
+    for probe, run_dir in zip(PROBES, probe_runs, strict=True):
+        proof.cells += compare(probe, read_json(cal_run / "summary.json"), run_dir)
+    after_other, after_second = ((probe, 1) for probe in PROBES)
+    proof.brackets = {"128/128 other levels": (after_other,),
+                      f"{inp}/{outp}": (after_other, after_second),
+                      USERS_GROUP: (after_second, (REPEAT, 1))}  # fmt: skip
     proof.wall_s = time.monotonic() - started
     return proof
 

@@ -6,7 +6,8 @@ beyond the engine's 8 slots, where requests queue for a slot), a 512/32 workload
 think between requests (`servecap run --users`, as `verify` runs them); each group's
 mean error over TTFT, ITL, TPS and latency means is to stay within HELD_OUT_FLOOR (or the
 profile's own fit error where that is higher) plus EXTRAPOLATION plus the engine's repeat
-error (the calibration levels measured again at the end), and the fit error within
+error (the calibration levels measured again at the end) or, where larger, its drift beside
+the group (c=1 measured again just before and after it), and the fit error within
 MAX_FIT_ERROR plus that repeat error. For the users, a TTFT over-prediction (a closed-loop
 calibration's, by construction: the safe side) counts as no error, up to USERS_TTFT_OVER.
 The figures are printed (run with -s, or see bench/sim_holdout.py --engine).
@@ -61,9 +62,12 @@ def test_profile_records_fit_and_held_out_error(proof: sim_proof.Proof) -> None:
 # The engine's own repeat error is added: on a shared 2-core machine the same levels measured
 # a few minutes apart differ (c=1 ITL 6.4 ms in one run, 7.2 ms in the next), and a
 # prediction from the first cannot be closer to the second than the engine is to itself.
-def _bound(proof: sim_proof.Proof) -> float:
+# Where the engine's c=1 strayed further just before or after the group (its drift probes),
+# that is added instead: a slowdown in the middle of the proof is gone by the repeat.
+def _bound(proof: sim_proof.Proof, workload: str) -> float:
     floor = max(HELD_OUT_FLOOR, float(proof.profile.calibration["mape"]))
-    return floor + EXTRAPOLATION + proof.mean_error(sim_proof.REPEAT)
+    noise = max(proof.mean_error(sim_proof.REPEAT), proof.drift(workload))
+    return floor + EXTRAPOLATION + noise
 
 
 @pytest.mark.parametrize("workload", ["128/128 other levels", "512/32"])
@@ -73,10 +77,10 @@ def test_prediction_beside_measurement(proof: sim_proof.Proof, workload: str) ->
     cells = proof.group(workload)
     assert len(cells) >= 8
     assert all(math.isfinite(c.error) and c.error >= 0 for c in cells), sim_proof.table(proof)
-    bound = _bound(proof)
+    bound = _bound(proof, workload)
     assert proof.mean_error(workload) <= bound, (
         f"{workload}: mean error {proof.mean_error(workload):.1%} over {bound:.1%} (floor "
-        f"+ {EXTRAPOLATION:.0%} + engine repeat)\n" + sim_proof.table(proof)
+        f"+ {EXTRAPOLATION:.0%} + engine repeat or drift)\n" + sim_proof.table(proof)
     )
 
 
@@ -111,7 +115,8 @@ def test_users_beside_measurement(proof: sim_proof.Proof) -> None:
     assert all(math.isfinite(c.error) for c in cells), sim_proof.table(proof)
     for c in cells:
         assert c.predicted <= c.measured * (1 + USERS_TTFT_OVER), (c, sim_proof.table(proof))
-    bound, error = _bound(proof), sum(map(_users_error, cells)) / len(cells)
+    bound = _bound(proof, sim_proof.USERS_GROUP)
+    error = sum(map(_users_error, cells)) / len(cells)
     assert error <= bound, (f"users: error {error:.1%} over {bound:.1%}\n"
                             + sim_proof.table(proof))  # fmt: skip
 
