@@ -52,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from servecap.sim.calibrate import read_levels  # noqa: E402
-from servecap.sim.fitting import default_free, fit_params  # noqa: E402
+from servecap.sim.fitting import SLO_MARGIN, default_free, fit_params  # noqa: E402
 from servecap.sim.holdout import HeldOut, holdout  # noqa: E402
 from servecap.sim.identify import levels_to_measure, loose_parameters  # noqa: E402
 from servecap.sim.params import ModelParams  # noqa: E402
@@ -72,16 +72,19 @@ CONFIGS = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")
 SEED_CMAX = {"vllm-direct": 32, "vllm-spec": 32, "sglang-direct": 16, "sglang-spec": 2}
 
 
-def refit_options(config: str, seeds: int | None, rounds: int | None) -> tuple[int, int]:
-    """Seeded sweeps per loss and rounds per sweep of ``config``'s committed refit (its
-    profile's header names the command), unless given: the held-out fit here is then the
-    one the profile records. Fitting to one 5-round draw overfits that draw's noise."""
+def refit_options(config: str, seeds: int | None, rounds: int | None) -> dict[str, Any]:
+    """``fit_params``'s seeded sweeps per loss, rounds per sweep and SLO margin as in
+    ``config``'s committed refit (its profile's header names the command), seeds and rounds
+    unless given: the held-out fit here is then the one the profile records. Fitting to one
+    5-round draw overfits that draw's noise."""
     text = (PROFILES / f"{config}.toml").read_text()
     command = re.search(r"^# Produced by the calibrator.*$", text, re.MULTILINE)
     if command is None:  # a profile typed in by hand has no refit command to follow
         raise SystemExit(f"{config}.toml does not name the command that produced it")
     found = {k: int(v) for k, v in re.findall(r"--(seeds|rounds) (\d+)", command.group())}
-    return (seeds or found.get("seeds", 1), rounds or found.get("rounds", 5))
+    margin = re.search(r"--slo-margin ([0-9.]+)", command.group())
+    return {"seeds": seeds or found.get("seeds", 1), "rounds": rounds or found.get("rounds", 5),
+            "slo_margin": float(margin.group(1)) if margin else SLO_MARGIN}  # fmt: skip
 
 
 def _held_out(
@@ -89,11 +92,10 @@ def _held_out(
 ) -> HeldOut:
     base = seed_bases()[config].params
     free = default_free(base)
-    seeds, rounds = refit_options(config, *opts)
+    refit = refit_options(config, *opts)
 
     def fit_fn(rows: list[dict[str, float]]) -> Any:
-        return fit_params(rows, base, free, rounds=rounds, max_evals=evals, seeds=seeds,
-                          prompt_lengths=prompts)[0]  # fmt: skip
+        return fit_params(rows, base, free, max_evals=evals, prompt_lengths=prompts, **refit)[0]
 
     held = holdout(read_levels(SEED_CSV)[config], fit_fn, prompts)
     assert held is not None

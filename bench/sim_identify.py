@@ -54,12 +54,11 @@ def splits(evals: int, opts: tuple[int | None, int | None], configs: Sequence[st
     seed = read_levels(SEED_CSV)
     for config in configs:
         base = seed_bases()[config].params
-        seeds, rounds = refit_options(config, *opts)
+        refit = refit_options(config, *opts)
         for train in SPLITS:
             fitted_on = [r for r in seed[config] if int(r["concurrency"]) in train]
             rest = [r for r in seed[config] if int(r["concurrency"]) not in train]
-            params = fit_params(fitted_on, base, default_free(base), rounds=rounds,
-                                max_evals=evals, seeds=seeds)[0]  # fmt: skip
+            params = fit_params(fitted_on, base, default_free(base), max_evals=evals, **refit)[0]
             fit = fit_errors(sweep_like(params, fitted_on), fitted_on)["mape"]
             errs = fit_errors(sweep_like(params, rest), rest)
             worst = max((k for k in errs if k not in ("mape", "max")), key=errs.__getitem__)
@@ -104,7 +103,7 @@ def starts(evals: int, opts: tuple[int | None, int | None], configs: Sequence[st
     for config in configs:
         base = seed_bases()[config].params
         free = default_free(base)
-        seeds, rounds = refit_options(config, *opts)
+        refit = refit_options(config, *opts)
         named = {"committed": {}, "neutral": {k: v for k, v in NEUTRAL_START.items() if k in free}}
         if "admit_hold_knee" in free:
             named |= KNEE_STARTS
@@ -114,7 +113,7 @@ def starts(evals: int, opts: tuple[int | None, int | None], configs: Sequence[st
         test = [r for r in seed[config] if int(r["concurrency"]) not in (1, 8, 64)]
         for name, update in named.items():
             params, score = fit_params(train, base.model_copy(update=update), free,
-                                       rounds=rounds, max_evals=evals, seeds=seeds)  # fmt: skip
+                                       max_evals=evals, **refit)  # fmt: skip
             fit = fit_errors(sweep_like(params, train), train)["mape"]
             pred = sweep_like(params, test)
             errs = fit_errors(pred, test)

@@ -11,7 +11,7 @@ import pytest
 
 from servecap.sim.calibrate import CalibrationInputError, fit, read_levels, write_profile
 from servecap.sim.calibrate import main as calibrate_main
-from servecap.sim.fitting import fit_params, nelder_mead, pattern_search
+from servecap.sim.fitting import fit_params, loss, nelder_mead, pattern_search, side_penalty
 from servecap.sim.params import ModelParams
 from servecap.sim.profiles import Profile, load_profile_file
 from servecap.sim.seed_bases import GENERIC_FREE, LLAMA_CPP_FREE, generic_base, llama_cpp_base
@@ -221,6 +221,8 @@ def test_a_run_s_lengths_are_read_and_said_in_the_profile(tmp_path: Path) -> Non
     (["--seed-csv", "{seed}", "--out-dir", "{tmp}/a-file/p"], "cannot write profiles to"),
     (["--seed-csv", "{seed}", "--out-dir", "{tmp}/p", "--only", "vllm-dirct"],
      "--only vllm-dirct: not a seed deployment"),
+    (["--seed-csv", "{seed}", "--out-dir", "{tmp}/p", "--slo-margin", "5"],
+     "--slo-margin 5.0: not in [0, 1)"),
 ])  # fmt: skip
 def test_seed_refit_refuses_bad_input_before_fitting(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], needle: str
@@ -244,6 +246,25 @@ def test_seed_refit_makes_its_output_folders(tmp_path: Path) -> None:
     assert calibrate_main(argv) == 0
     assert (out / "sglang-direct.toml").is_file()
     assert (tmp_path / "new" / "holdout_fits" / "sglang-direct.toml").is_file()
+    assert "--slo-margin" not in (out / "sglang-direct.toml").read_text()  # the default
+
+
+def test_the_seed_refit_s_margin_is_in_its_header(tmp_path: Path) -> None:
+    argv = ["--seed-csv", str(SEED_CSV), "--out-dir", str(tmp_path), "--only", "sglang-direct",
+            "--evals", "1", "--rounds", "1", "--slo-margin", "0.025"]  # fmt: skip
+    assert calibrate_main(argv) == 0
+    header = (tmp_path / "sglang-direct.toml").read_text().splitlines()[1]
+    assert header.endswith("--only sglang-direct --evals 1 --rounds 1 --slo-margin 0.025")
+
+
+def test_the_margin_decides_which_side_of_the_objective_a_p90_is_on() -> None:
+    """A P90 of 1030 ms where the measurement's is 1204 (over the 1 s objective): on the
+    same side only when the margin asks for less than 3% past it."""
+    target = [{"concurrency": 32.0, "ttft_mean_ms": 915.0, "ttft_p90_ms": 1204.0}]
+    pred = [{"concurrency": 32.0, "ttft_mean_ms": 915.0, "ttft_p90_ms": 1030.0}]
+    assert loss(pred, target, slo_margin=0.025) < loss(pred, target, slo_margin=0.05)
+    assert side_penalty(pred, target, margin=0.025) == 0.0
+    assert side_penalty(pred, target, margin=0.05) > 0.0
 
 
 def test_the_server_s_count_is_a_run_s_workload_one_per_ask(tmp_path: Path) -> None:
