@@ -340,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--evals", type=int, default=200, help="evaluations per search phase")
     ap.add_argument("--seeds", type=int, default=1, help="seeded sweeps averaged per loss")
     ap.add_argument("--rounds", type=int, default=5, help="rounds per level of each sweep")
-    margin = "how far inside the 1 s TTFT objective a P90 must stay (fitting.side_penalty)"
+    margin = "how far from the 1 s TTFT objective, on its side, a P90 must stay (a fraction)"
     ap.add_argument("--slo-margin", type=float, default=SLO_MARGIN, help=margin)
     lengths = "sweep the seed tool's own prompts (sim/seed_prompts.py), in this shuffled order"
     ap.add_argument("--seed-prompts", type=int, default=None, metavar="ORDER", help=lengths)
