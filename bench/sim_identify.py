@@ -14,6 +14,8 @@ Not a test: prints tables. `bench/sim_holdout.py` fits each seed deployment on c
                                                 # leaves loose, across its fitting range:
                                                 # how far the held-out error can move while
                                                 # the error on c=1, 8 and 64 does not
+    python bench/sim_identify.py --margin       # sglang-direct's full fit: how far the side
+                                                # penalty's margin bounds its worst cell
 
 Each fit is the calibrator's own (`fit_params`, as the profile's refit command runs it: its
 header names the seeds and rounds). A start or split whose fit scores as well on the levels
@@ -32,9 +34,9 @@ sys.path.insert(0, str(ROOT))
 from sim_holdout import CONFIGS, HOLDOUT_FITS, SEED_CSV, fit_parser, refit_options  # noqa: E402
 
 from servecap.sim.calibrate import read_levels  # noqa: E402
-from servecap.sim.fitting import default_free, fit_params, from_unit  # noqa: E402
+from servecap.sim.fitting import default_free, fit_params, from_unit, side_penalty  # noqa: E402
 from servecap.sim.identify import loose_parameters  # noqa: E402
-from servecap.sim.profiles import load_profile_file  # noqa: E402
+from servecap.sim.profiles import load_profile, load_profile_file  # noqa: E402
 from servecap.sim.seed_bases import seed_bases  # noqa: E402
 from servecap.sim.sweep import fit_errors, sweep_like  # noqa: E402
 
@@ -168,12 +170,43 @@ def spans(configs: Sequence[str]) -> None:
                   f"{min(worsts):.1%} to {max(worsts):.1%} |", flush=True)  # fmt: skip
 
 
+#: --margin: the prefill costs set across this grid (ms a prefill step, ms a prompt token)
+MARGIN_GRID = ([370.0 + 10.0 * i for i in range(12)], [0.03 + 0.005 * i for i in range(9)])
+
+
+def margins(configs: Sequence[str]) -> None:
+    """The committed full fit's prefill costs set across MARGIN_GRID, its other parameters
+    kept: for each side-penalty margin, how many points keep every level's P90 on the seed's
+    side of the 1 s objective with that room, and the least worst cell among them. With no
+    TTFT spread (sglang-direct), c=32's mean must clear the objective by the margin, and
+    c=64's follows it up."""
+    print("| deployment | margin | grid points on the seed's side | least worst cell (cell) | "
+          "its mean error |")  # fmt: skip
+    print("|---|---|---|---|---|")
+    seed = read_levels(SEED_CSV)
+    for config in configs:
+        rows, base = seed[config], load_profile(config).params
+        preds = [sweep_like(base.model_copy(update={"prefill_step_ms": step,
+                                                    "prefill_ms_per_token": per_token}), rows)
+                 for step in MARGIN_GRID[0] for per_token in MARGIN_GRID[1]]  # fmt: skip
+        for margin in (0.05, 0.025):
+            kept = [fit_errors(p, rows) for p in preds if side_penalty(p, rows, margin=margin) == 0]
+            if not kept:
+                print(f"| {config} | {margin:.1%} | 0 of {len(preds)} | | |", flush=True)
+                continue
+            best = min(kept, key=lambda errs: errs["max"])
+            cell = max((k for k in best if k not in ("mape", "max")), key=best.__getitem__)
+            print(f"| {config} | {margin:.1%} | {len(kept)} of {len(preds)} | {best['max']:.1%} "
+                  f"({cell}) | {best['mape']:.1%} |", flush=True)  # fmt: skip
+
+
 def main() -> None:
     parser = fit_parser(__doc__)
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--splits", action="store_true", help="other training levels")
     what.add_argument("--starts", action="store_true", help="other starting points")
     what.add_argument("--spans", action="store_true", help="loose parameters' range")
+    what.add_argument("--margin", action="store_true", help="the side penalty's margin")
     parser.add_argument("--only", action="append", choices=CONFIGS, help="these deployments")
     args = parser.parse_args()
     opts = (args.seeds, args.fit_rounds)
@@ -181,6 +214,8 @@ def main() -> None:
         splits(args.evals, opts, args.only or CONFIGS)
     elif args.spans:
         spans(args.only or CONFIGS)
+    elif args.margin:
+        margins(args.only or ["sglang-direct"])
     else:
         starts(args.evals, opts, args.only or CONFIGS)
 
