@@ -71,7 +71,7 @@ REPEAT = "engine repeat (128/128)"
 # beside a CPU hog, proof 34's engine slowed for minutes after the calibration (c=2 and 6
 # ITL 27% and 33% over, users 34.6% against a bound of 25.6%) and was back by the repeat
 # (5.6%), so only a probe beside each group gives it the floor its own minutes had.
-PROBE_LEVELS = (1,)
+PROBE_LEVEL = 1
 PROBES = ("engine drift after the other levels", "engine drift after 512/32")
 
 
@@ -98,9 +98,9 @@ class Proof:
     cells: list[Cell] = field(default_factory=list)
     wall_s: float = 0.0
     runs: dict[str, Path] = field(default_factory=dict)  # what was measured, by sweep name
-    # each held-out group's bracketing probes: (group, concurrency) of the cells measured
-    # just before and just after it at the calibration's c=1
-    brackets: dict[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
+    # each held-out group's bracketing probes: the groups whose PROBE_LEVEL cells were
+    # measured just before and just after it
+    brackets: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def group(self, workload: str, concurrency: int | None = None) -> list[Cell]:
         return [c for c in self.cells if c.workload == workload
@@ -113,8 +113,8 @@ class Proof:
     def drift(self, workload: str) -> float:
         """How far the engine's c=1 strayed from the calibration's just before or after
         ``workload`` was measured (0 for a group with no probes)."""
-        return max((self.mean_error(*probe) for probe in self.brackets.get(workload, ())),
-                   default=0.0)  # fmt: skip
+        probes = self.brackets.get(workload, ())
+        return max((self.mean_error(probe, PROBE_LEVEL) for probe in probes), default=0.0)
 
     def worst(self, workload: str) -> Cell:
         return max(self.group(workload), key=lambda c: c.error)
@@ -247,10 +247,10 @@ def run_proof(binary: Path, gguf: Path, tmp: Path) -> Proof:
     try:
         cal_run = sweep(eng, tmp, "calibrate", CAL_LEVELS, 128, 128)
         other_run = sweep(eng, tmp, "other-levels", OTHER_LEVELS, 128, 128)
-        probe_runs = [sweep(eng, tmp, "probe-1", PROBE_LEVELS, 128, 128)]
+        probe_runs = [sweep(eng, tmp, "probe-1", (PROBE_LEVEL,), 128, 128)]
         inp, outp, levels = SECOND
         second_run = sweep(eng, tmp, "second-workload", levels, inp, outp)
-        probe_runs.append(sweep(eng, tmp, "probe-2", PROBE_LEVELS, 128, 128))
+        probe_runs.append(sweep(eng, tmp, "probe-2", (PROBE_LEVEL,), 128, 128))
         users = users_run(eng, tmp)
         repeat_run = sweep(eng, tmp, "repeat", CAL_LEVELS, 128, 128)
     finally:
@@ -263,13 +263,14 @@ def run_proof(binary: Path, gguf: Path, tmp: Path) -> Proof:
                            predicted(prof_path, OTHER_LEVELS, other_run), other_run)  # fmt: skip
     proof.cells += compare(f"{inp}/{outp}", predicted(prof_path, levels, second_run), second_run)
     proof.cells += compare_users(proof.profile, users)
-    proof.cells += compare(REPEAT, read_json(cal_run / "summary.json"), repeat_run)
+    calibrated = read_json(cal_run / "summary.json")
+    proof.cells += compare(REPEAT, calibrated, repeat_run)
     for probe, run_dir in zip(PROBES, probe_runs, strict=True):
-        proof.cells += compare(probe, read_json(cal_run / "summary.json"), run_dir)
-    after_other, after_second = ((probe, 1) for probe in PROBES)
+        proof.cells += compare(probe, calibrated, run_dir)
+    after_other, after_second = PROBES
     proof.brackets = {"128/128 other levels": (after_other,),
                       f"{inp}/{outp}": (after_other, after_second),
-                      USERS_GROUP: (after_second, (REPEAT, 1))}  # fmt: skip
+                      USERS_GROUP: (after_second, REPEAT)}  # fmt: skip
     proof.wall_s = time.monotonic() - started
     return proof
 

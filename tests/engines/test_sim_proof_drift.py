@@ -18,8 +18,8 @@ def _proof() -> sim_proof.Proof:
         Cell(sim_proof.REPEAT, 1, "itl_mean_ms", 2.0, 2.0),
         Cell(sim_proof.REPEAT, 8, "itl_mean_ms", 20.0, 10.0),  # c=8: no probe
     ]
-    proof.brackets = {"128/128 other levels": ((probe_1, 1),),
-                      sim_proof.USERS_GROUP: ((probe_2, 1), (sim_proof.REPEAT, 1))}  # fmt: skip
+    proof.brackets = {"128/128 other levels": (probe_1,),
+                      sim_proof.USERS_GROUP: (probe_2, sim_proof.REPEAT)}  # fmt: skip
     return proof
 
 
