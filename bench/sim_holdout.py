@@ -52,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from servecap.sim.calibrate import read_levels  # noqa: E402
-from servecap.sim.fitting import SLO_MARGIN, default_free, fit_params  # noqa: E402
+from servecap.sim.fitting import SLO_MARGIN, SloGuard, default_free, fit_params  # noqa: E402
 from servecap.sim.holdout import HeldOut, holdout  # noqa: E402
 from servecap.sim.identify import levels_to_measure, loose_parameters  # noqa: E402
 from servecap.sim.params import ModelParams  # noqa: E402
@@ -84,7 +84,7 @@ def refit_options(config: str, seeds: int | None, rounds: int | None) -> dict[st
     found = {k: int(v) for k, v in re.findall(r"--(seeds|rounds) (\d+)", command.group())}
     margin = re.search(r"--slo-margin ([0-9.]+)", command.group())
     return {"seeds": seeds or found.get("seeds", 1), "rounds": rounds or found.get("rounds", 5),
-            "slo_margin": float(margin.group(1)) if margin else SLO_MARGIN}  # fmt: skip
+            "guard": SloGuard(margin=float(margin.group(1)) if margin else SLO_MARGIN)}  # fmt: skip
 
 
 def _held_out(

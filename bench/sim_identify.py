@@ -34,7 +34,13 @@ sys.path.insert(0, str(ROOT))
 from sim_holdout import CONFIGS, HOLDOUT_FITS, SEED_CSV, fit_parser, refit_options  # noqa: E402
 
 from servecap.sim.calibrate import read_levels  # noqa: E402
-from servecap.sim.fitting import default_free, fit_params, from_unit, side_penalty  # noqa: E402
+from servecap.sim.fitting import (  # noqa: E402
+    SloGuard,
+    default_free,
+    fit_params,
+    from_unit,
+    side_penalty,
+)
 from servecap.sim.identify import loose_parameters  # noqa: E402
 from servecap.sim.profiles import load_profile, load_profile_file  # noqa: E402
 from servecap.sim.seed_bases import seed_bases  # noqa: E402
@@ -190,7 +196,8 @@ def margins(configs: Sequence[str]) -> None:
                                                     "prefill_ms_per_token": per_token}), rows)
                  for step in MARGIN_GRID[0] for per_token in MARGIN_GRID[1]]  # fmt: skip
         for margin in (0.05, 0.025):
-            kept = [fit_errors(p, rows) for p in preds if side_penalty(p, rows, margin=margin) == 0]
+            guard = SloGuard(margin=margin)
+            kept = [fit_errors(p, rows) for p in preds if side_penalty(p, rows, guard) == 0]
             if not kept:
                 print(f"| {config} | {margin:.1%} | 0 of {len(preds)} | | |", flush=True)
                 continue

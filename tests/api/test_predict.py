@@ -117,6 +117,27 @@ def test_a_prediction_says_when_its_lengths_were_never_calibrated(tmp_path: Path
     assert predict(_profile(), [1], SLO(), 1024, 16, rounds=3).workload_note() is None
 
 
+def test_a_prediction_says_when_its_fit_guarded_another_ttft_objective(tmp_path: Path) -> None:
+    """A fit keeps each P90 TTFT on its measured side of one objective (`sim calibrate
+    --ttft-slo-ms`); C_max asked at another says so. A profile from before the objective was
+    written down was fitted at 1 s; a hand-made one guarded none."""
+    prof = _profile()
+    assert predict(prof, [1], SLO(ttft_ms=2000.0), rounds=3).slo_note() is None  # no fit
+    prof.calibration.update({"mape": 0.05, "slo_ttft_ms": 2000.0})
+    assert predict(prof, [1], SLO(ttft_ms=2000.0), rounds=3).slo_note() is None
+    note = predict(prof, [1], SLO(), rounds=3).slo_note()
+    assert note is not None and "side of 2000 ms, not of 1000 ms" in note
+    assert "--ttft-slo-ms 1000" in note
+    del prof.calibration["slo_ttft_ms"]
+    assert predict(prof, [1], SLO(), rounds=3).slo_note() is None
+    assert "side of 1000 ms" in str(predict(prof, [1], SLO(ttft_ms=500.0), rounds=3).slo_note())
+    path = tmp_path / "flat.toml"
+    path.write_text(profile_to_toml(prof))
+    res = runner.invoke(app, ["sim", "predict", str(path), "--concurrency", "1",
+                              "--ttft-slo-ms", "500"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "note: the fit kept each P90 TTFT on its measured side of 1000 ms" in res.output
+
 def test_draws_say_whether_c_max_holds_from_draw_to_draw() -> None:
     """Seeded sweeps of one profile: where a level's P90 lies near the SLO, C_max changes
     between draws and the prediction says so; where none does, every draw agrees."""

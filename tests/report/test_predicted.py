@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from servecap.api.predict_beside import at_time_scale
 from servecap.api.report import ReportOptions, build_report, write_report
 from servecap.cli.main import app
+from servecap.core.config import SLO
 from servecap.report.predicted import PredictedRun
 from servecap.sim.params import ModelParams
 from servecap.sim.profiles import Profile, load_profile
@@ -61,6 +62,18 @@ def test_the_seed_run_beside_its_own_profile(seed_run_dirs: list[Path]) -> None:
         model.methodology
     )
 
+
+def test_a_report_at_another_ttft_objective_says_the_fit_guarded_1_s(
+    seed_run_dirs: list[Path], tmp_path: Path
+) -> None:
+    """The seed profiles' fits kept each P90 on its measured side of 1 s; a report judged
+    at 2 s says so beside the prediction (its tables, as the app shows them)."""
+    options = ReportOptions(slo=SLO(ttft_ms=2000.0))
+    model = build_report(load_runs(seed_run_dirs[:1]), options,
+                         predict_with=load_profile("vllm-direct"))  # fmt: skip
+    note = "the fit kept each P90 TTFT on its measured side of 1000 ms, not of 2000 ms"
+    assert note in str(model.predicted[0].note)
+    assert note in write_report(model, tmp_path / "R").markdown.read_text()
 
 def test_the_report_files_show_the_tables(seed_run_dirs: list[Path], tmp_path: Path) -> None:
     model = build_report(load_runs(seed_run_dirs[:1]), ReportOptions(),

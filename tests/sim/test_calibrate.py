@@ -11,7 +11,14 @@ import pytest
 
 from servecap.sim.calibrate import CalibrationInputError, fit, read_levels, write_profile
 from servecap.sim.calibrate import main as calibrate_main
-from servecap.sim.fitting import fit_params, loss, nelder_mead, pattern_search, side_penalty
+from servecap.sim.fitting import (
+    SloGuard,
+    fit_params,
+    loss,
+    nelder_mead,
+    pattern_search,
+    side_penalty,
+)
 from servecap.sim.params import ModelParams
 from servecap.sim.profiles import Profile, load_profile_file
 from servecap.sim.seed_bases import GENERIC_FREE, LLAMA_CPP_FREE, generic_base, llama_cpp_base
@@ -137,6 +144,8 @@ def test_read_summary_json_and_run_dir(tmp_path: Path) -> None:
         ("s.json", '{"a": 1}', "JSON list"),
         ("s.json", '[{"concurrency": 0, "tps_mean": 1}]', "concurrency >= 1"),
         ("s.json", '[{"concurrency": 2}]', "has none of the columns"),
+        # a P90 alone: the fit is of means (it used to fit, then fail writing a NaN error)
+        ("p.json", '[{"concurrency": 2, "ttft_p90_ms": 450}]', "has none of the columns"),
         ("s.json", "[]", "no level rows"),
         ("t.csv", "config,concurrency,ttft_mean_ms\na,x,1\n", "not a number"),
     ],
@@ -262,10 +271,20 @@ def test_the_margin_decides_which_side_of_the_objective_a_p90_is_on() -> None:
     same side only when the margin asks for less than 3% past it."""
     target = [{"concurrency": 32.0, "ttft_mean_ms": 915.0, "ttft_p90_ms": 1204.0}]
     pred = [{"concurrency": 32.0, "ttft_mean_ms": 915.0, "ttft_p90_ms": 1030.0}]
-    assert loss(pred, target, slo_margin=0.025) < loss(pred, target, slo_margin=0.05)
-    assert side_penalty(pred, target, margin=0.025) == 0.0
-    assert side_penalty(pred, target, margin=0.05) > 0.0
+    assert loss(pred, target, SloGuard(margin=0.025)) < loss(pred, target, SloGuard(margin=0.05))
+    assert side_penalty(pred, target, SloGuard(margin=0.025)) == 0.0
+    assert side_penalty(pred, target, SloGuard(margin=0.05)) > 0.0
 
+
+
+def test_the_guard_keeps_a_p90_beside_the_user_s_objective_not_the_default() -> None:
+    """Measured 2100 ms, predicted 1950: both past the default 1 s objective (no penalty),
+    but on either side of a 2 s one, where C_max would move a level."""
+    target = [{"concurrency": 16.0, "ttft_mean_ms": 1500.0, "ttft_p90_ms": 2100.0}]
+    pred = [{"concurrency": 16.0, "ttft_mean_ms": 1500.0, "ttft_p90_ms": 1950.0}]
+    assert side_penalty(pred, target) == 0.0
+    assert side_penalty(pred, target, SloGuard(ttft_ms=2000.0)) > 0.0
+    assert loss(pred, target, SloGuard(ttft_ms=2000.0)) > loss(pred, target)
 
 def test_the_server_s_count_is_a_run_s_workload_one_per_ask(tmp_path: Path) -> None:
     """Where the server reported usage, its count is the workload (the engine's unit: the

@@ -32,6 +32,8 @@ def test_profiles_lists_builtins() -> None:
         ["calibrate", "x.json", "--out", "p.yaml"],
         ["calibrate", "x.json", "--out", "p.toml", "--engine", "vllm"],
         ["calibrate", "x.json", "--out", "p.toml", "--engine", "llama.cpp", "--base", "vllm-spec"],
+        ["calibrate", "x.json", "--out", "p.toml", "--ttft-slo-ms", "0"],
+        ["calibrate", "x.json", "--out", "p.toml", "--ttft-slo-ms", "nan"],
         ["--port", "1", "profiles"],  # a serving option before a subcommand that never serves
     ],
 )
@@ -188,3 +190,30 @@ def test_calibrate_makes_the_out_folder(tmp_path: Path, monkeypatch: pytest.Monk
     assert res.exit_code == 0, res.output
     assert load_profile_file(out).calibration["mape"] is not None
     assert sorted(p.name for p in out.parent.iterdir()) == ["p.toml"]  # no probe left behind
+
+
+def test_calibrate_guards_the_user_s_ttft_objective(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--ttft-slo-ms`: the fit's side penalty is at the user's objective, and the profile
+    says which (its `[calibration]` and the command in its header)."""
+    from servecap.sim import calibrate
+
+    real_fit, guards = calibrate.fit, []
+
+    def quick_fit(*args: object, **kwargs: object) -> object:
+        guards.append(kwargs["guard"])
+        return real_fit(*args, **{**kwargs, "free": ["step_base_ms"], "max_evals": 5})  # type: ignore[arg-type]
+
+    monkeypatch.setattr(calibrate, "fit", quick_fit)
+    summary = _summary(
+        tmp_path / "run", [{"concurrency": 1, "itl_mean_ms": 12.0, "ttft_p90_ms": 450.0}]
+    )
+    for flags, objective in (([], 1000.0), (["--ttft-slo-ms", "600"], 600.0)):
+        out = tmp_path / f"p{len(flags)}.toml"
+        res = runner.invoke(sim_app, ["calibrate", str(summary), "--out", str(out), *flags])
+        assert res.exit_code == 0, res.output
+        assert guards[-1].ttft_ms == objective
+        assert load_profile_file(out).calibration["slo_ttft_ms"] == objective
+        header = out.read_text().splitlines()[1]
+        assert header.endswith("--ttft-slo-ms 600") == bool(flags)

@@ -11,6 +11,7 @@ lengths it saw, not another prompt or output length.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ from servecap.api.predict_users import UsersCheck, check_users
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary
-from servecap.sim.calibrate import calibrated_workloads
+from servecap.sim.calibrate import calibrated_workloads, guarded_ttft_ms
 from servecap.sim.profiles import Profile, ProfileError, load_profile
 from servecap.sim.sweep import Request, closed_loop_requests
 from servecap.stats.capacity import CapacityPlan, plan_levels
@@ -56,6 +57,10 @@ class Prediction(BaseModel):
     loose: str | None = None
     # the workloads the profile was calibrated on ("128/128"); empty: it does not say
     calibrated_on: list[str] = []
+    # the TTFT objective asked for (ms), and the one the profile's fit kept each P90 on the
+    # measured side of (None: no fit made the profile)
+    ttft_slo_ms: float | None = None
+    guarded_ttft_ms: float | None = None
     # C_max and users of each seeded draw of the sweep, the first `plan`'s own
     c_max_draws: list[int | None] = []
     users_draws: list[int | None] = []
@@ -110,6 +115,18 @@ class Prediction(BaseModel):
             "covers other concurrencies, not other lengths (calibrate on a second workload)"
         )
 
+
+    def slo_note(self) -> str | None:
+        """A line for a prediction asked at another TTFT objective than its fit guarded,
+        else None."""
+        asked, guarded = self.ttft_slo_ms, self.guarded_ttft_ms
+        if asked is None or guarded is None or math.isclose(asked, guarded):
+            return None
+        return (
+            f"the fit kept each P90 TTFT on its measured side of {guarded:g} ms, not of "
+            f"{asked:g} ms: a P90 near {asked:g} ms can put C_max a level off (calibrate "
+            f"with --ttft-slo-ms {asked:g})"
+        )
 
 #: lengths this close (relative) are one workload to a fit: a few tokens of chat template
 #: or of one tokenizer's count against another's, not a length the fit never saw
@@ -185,6 +202,7 @@ def predict(
         holdout_split=split if isinstance(split, str) else None,
         measure_next=_text(cal.get("measure_next")), loose=_text(cal.get("loose")),
         calibrated_on=calibrated_workloads(cal),
+        ttft_slo_ms=slo.ttft_ms, guarded_ttft_ms=guarded_ttft_ms(cal),
         c_max_draws=[plan.c_max for plan in plans] if draws > 1 else [],
         users_draws=[plan.users for plan in plans] if draws > 1 else [],
         chance_levels=chance_levels(plans) if draws > 1 else [], users_check=users_check,

@@ -94,7 +94,7 @@ def _predict_run(profile: Profile, model: ReportModel, meta: RunMeta) -> Predict
                          for _, key, _ in COMPARED}
         for lv in measured if lv.concurrency is not None
     }  # fmt: skip
-    notes = [pred.workload_note()]
+    notes = [pred.workload_note(), pred.slo_note()]
     if recorded is None:
         notes.append(f"the run does not record its lengths: predicted at {prompt}/{output}")
     if asked is not None and served is not None and asked != served:

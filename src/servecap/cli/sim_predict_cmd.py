@@ -104,8 +104,9 @@ def predict_cmd(
         console.print(f"held-out error measured as: {pred.holdout_split}", **plain)  # type: ignore[arg-type]
     if pred.loose:
         console.print(f"loose: {pred.loose}", **plain)  # type: ignore[arg-type]
-    if (note := pred.workload_note()) is not None:
-        console.print(f"note: {note}", **plain)  # type: ignore[arg-type]
+    for note in (pred.workload_note(), pred.slo_note()):
+        if note is not None:
+            console.print(f"note: {note}", **plain)  # type: ignore[arg-type]
     summaries = [LevelSummary.model_validate(row) for row in pred.levels]
     title = f"predicted {input_tokens} in / {output_tokens} out, {rounds} rounds"
     print_table(console, levels_table(title, summaries))

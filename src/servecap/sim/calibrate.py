@@ -47,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from servecap.sim.fitting import SLO_MARGIN, default_free, fit_params
+from servecap.sim.fitting import SLO_MARGIN, SLO_TTFT_MS, SloGuard, default_free, fit_params
 from servecap.sim.holdout import HeldOut, error_table, holdout
 from servecap.sim.identify import levels_to_measure, loose_parameters
 from servecap.sim.params import ModelParams
@@ -105,7 +105,7 @@ def _clean_row(raw: dict[str, Any], where: str) -> dict[str, float]:
             row[key] = value
     if row.get("concurrency", 0) < 1:
         raise CalibrationInputError(f"{where}: needs a concurrency >= 1")
-    if len(row) < 2:
+    if not any(key in row for key in METRICS):  # a P90 alone: the fit is of means
         raise CalibrationInputError(f"{where}: has none of the columns {', '.join(METRICS)}")
     served = raw.get("tokens_from_usage") is True
     for key, names in WORKLOAD_COLUMNS.items():
@@ -137,6 +137,16 @@ def calibrated_workloads(calibration: Mapping[str, Any]) -> list[str]:
     if not isinstance(sweep, str):
         return []
     return [f"{p}/{o}" for p, o in _WORKLOAD_TEXT.findall(sweep)]
+
+
+def guarded_ttft_ms(calibration: Mapping[str, Any]) -> float | None:
+    """The TTFT objective (ms) a profile's fit kept each P90 on the measured side of: its
+    ``slo_ttft_ms``, else the 1 s every fit guarded before that was written down; None for
+    a profile no fit produced."""
+    value = calibration.get("slo_ttft_ms")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return SLO_TTFT_MS if "mape" in calibration else None
 
 
 def _read_csv(path: Path) -> dict[str, list[dict[str, float]]]:
@@ -210,13 +220,15 @@ def fit(
     seeds: int = 1,
     with_holdout: bool = True,
     rounds: int = 5,
+    guard: SloGuard = SloGuard(),
 ) -> Profile:
     """A profile like ``base`` with its parameters fitted to ``levels`` (each at its own
     workload), its ``[calibration]`` table holding the fit error and (``with_holdout``) the held-out
-    error of the same fit on part of the levels (see ``holdout``)."""
+    error of the same fit on part of the levels (see ``holdout``); ``guard``: the TTFT
+    objective the fit keeps each P90 on the measured side of."""
     return fit_with_holdout(
         levels, base, free, name, source, with_holdout, max_evals=max_evals, restarts=restarts,
-        seeds=seeds, rounds=rounds,
+        seeds=seeds, rounds=rounds, guard=guard,
     )[0]  # fmt: skip
 
 
@@ -232,11 +244,11 @@ def fit_with_holdout(
     seeds: int = 1,
     rounds: int = 5,
     prompt_lengths: Sequence[int] = (),
-    slo_margin: float = SLO_MARGIN,
+    guard: SloGuard = SloGuard(),
 ) -> tuple[Profile, HeldOut | None]:
     """``fit``, and the held-out fit itself (its parameters, fitted on the train levels).
     ``prompt_lengths``: the prompts the 128/128 levels really sent (see ``sweep_like``);
-    ``slo_margin``: the loss's (``fitting.side_penalty``)."""
+    ``guard``: the loss's side penalty (``fitting.side_penalty``)."""
     if not levels:
         raise CalibrationInputError("nothing to fit: no levels")
     names = list(free) if free is not None else default_free(base.params)
@@ -244,7 +256,7 @@ def fit_with_holdout(
     def fit_fn(rows: list[dict[str, float]]) -> ModelParams:
         opts = {"max_evals": max_evals, "restarts": restarts, "seeds": seeds, "rounds": rounds}
         return fit_params(rows, base.params, names, prompt_lengths=prompt_lengths,
-                          slo_margin=slo_margin, **opts)[0]  # fmt: skip
+                          guard=guard, **opts)[0]  # fmt: skip
 
     fitted = base.model_copy(update={"params": fit_fn(levels), "name": name or base.name})
     fitted = profile_from_dict(tomllib.loads(profile_to_toml(fitted)))  # rounded as written
@@ -262,6 +274,7 @@ def fit_with_holdout(
         "mape": fit_table["fit_mape"],
         "max_cell_error": fit_table["fit_max_cell_error"],
         "fitted": ", ".join(names),
+        "slo_ttft_ms": guard.ttft_ms,
         "set_from_deployment": str(base.calibration.get("set_from_deployment", "")),
         **fit_table,
     }
@@ -378,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seeds=args.seeds,
             rounds=args.rounds,
             prompt_lengths=prompts,
-            slo_margin=args.slo_margin,
+            guard=SloGuard(margin=args.slo_margin),
         )
         write_profile(profile, Path(args.out_dir) / f"{config}.toml", how)
         if held is not None:

@@ -30,6 +30,10 @@ ENGINES = ("generic", "llama.cpp")
 ENGINE_HELP = ("The base to fit from, when not --base: generic (continuous batching), or "
                "llama.cpp (llama-server on a CPU: a decode step that stops growing past a few "
                "sequences, slots that step together).")
+SLO_HELP = (
+    "The TTFT objective (ms) you will ask C_max at (default 1000, servecap's): the fit "
+    "keeps each level's P90 TTFT on the side of it that was measured."
+)
 SOURCES_HELP = (
     "summary.json, run directories or CSVs; runs of other prompt/output lengths (e.g. 128/128 "
     "and 512/32) make one fit that tells a prompt's fixed cost from its cost per token."
@@ -214,15 +218,19 @@ def calibrate_cmd(
     slots: int | None = typer.Option(None, "--max-num-seqs", help=SLOTS_HELP),
     kv_budget: int | None = typer.Option(None, "--kv-budget-tokens", help=KV_HELP),
     engine: str = typer.Option("generic", "--engine", help=ENGINE_HELP),
+    ttft_slo_ms: float | None = typer.Option(None, "--ttft-slo-ms", help=SLO_HELP),
 ) -> None:
     """Fit a profile's model to measured levels; report its fit and held-out error."""
     from servecap.sim.calibrate import fit, make_writable_folder, write_profile
+    from servecap.sim.fitting import SloGuard
 
     if out.suffix.lower() != ".toml" or out.is_dir():
         _fail(f"--out must be a .toml file, not {out.name!r}")
     for flag, value in (("--max-num-seqs", slots), ("--kv-budget-tokens", kv_budget)):
         if value is not None and value < 1:
             _fail(f"{flag} must be >= 1, not {value}")
+    if ttft_slo_ms is not None and not ttft_slo_ms > 0:  # also NaN
+        _fail(f"--ttft-slo-ms must be > 0, not {ttft_slo_ms}")
     if engine not in ENGINES:
         _fail(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     if base and engine != "generic":
@@ -239,9 +247,11 @@ def calibrate_cmd(
     except OSError as exc:
         _fail(f"cannot write {out}: {exc.strerror or exc}")
     source = " ".join(map(str, sources))
-    profile = fit(levels, start, free=free, name=name or chosen, source=source)
+    guard = SloGuard() if ttft_slo_ms is None else SloGuard(ttft_ms=ttft_slo_ms)
+    profile = fit(levels, start, free=free, name=name or chosen, source=source, guard=guard)
     try:
-        write_profile(profile, out, f"servecap sim calibrate {source} --out {out}")
+        slo = "" if ttft_slo_ms is None else f" --ttft-slo-ms {ttft_slo_ms:g}"
+        write_profile(profile, out, f"servecap sim calibrate {source} --out {out}{slo}")
     except OSError as exc:
         _fail(f"cannot write {out}: {exc.strerror or exc}")
     cal = profile.calibration

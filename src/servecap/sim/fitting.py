@@ -2,7 +2,7 @@
 
 The objective is the mean squared relative error over the cells (level x metric) present in
 the target, plus a penalty on cells more than 30% off, the P90 TTFT where measured (and a
-penalty when it lands on the wrong side of the default SLO), evaluated with the pure
+penalty when it lands on the wrong side of the TTFT objective: `SloGuard`), evaluated with the pure
 closed-loop sweep of each workload the target holds (its rows' prompt and output tokens;
 the losses of several workloads are averaged, weighted by their levels). It is minimised
 by a bounded Nelder-Mead in the unit cube, then polished by a coordinate pattern search.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -34,6 +35,16 @@ SLO_TTFT_MS = 1000.0
 SLO_MARGIN = 0.05
 
 Objective = Callable[[np.ndarray], float]
+
+
+@dataclass(frozen=True)
+class SloGuard:
+    """The TTFT objective (ms) a fit keeps each level's P90 on the measured side of, and
+    how far inside it the P90 must stay (``side_penalty``): the objective a user will ask
+    C_max at (``servecap sim calibrate --ttft-slo-ms``)."""
+
+    ttft_ms: float = SLO_TTFT_MS
+    margin: float = SLO_MARGIN
 
 
 def nelder_mead(
@@ -171,25 +182,25 @@ def _cells(
 
 
 def loss(
-    pred: list[dict[str, float]], target: list[dict[str, float]], slo_margin: float = SLO_MARGIN
+    pred: list[dict[str, float]], target: list[dict[str, float]], guard: SloGuard = SloGuard()
 ) -> float:
     """Mean squared relative error of the means, a penalty for cells beyond 30%, the shape
     penalty, and (where the target has it) the P90 TTFT's squared relative error: the tail
     is what a P90 capacity answer rests on, and it pins down how waits are spread. Per
-    workload, averaged over the workloads weighted by their levels. ``slo_margin``: the
-    side penalty's."""
+    workload, averaged over the workloads weighted by their levels. ``guard``: the side
+    penalty's objective and margin."""
     groups = by_workload(target)
     if len(groups) == 1:
-        return _workload_loss(pred, target, slo_margin)
+        return _workload_loss(pred, target, guard)
     total = 0.0
     for workload, rows in groups.items():
         same = [row for row in pred if workload_of(row) == workload]
-        total += len(rows) * _workload_loss(same, rows, slo_margin)
+        total += len(rows) * _workload_loss(same, rows, guard)
     return total / len(target)
 
 
 def _workload_loss(
-    pred: list[dict[str, float]], target: list[dict[str, float]], slo_margin: float
+    pred: list[dict[str, float]], target: list[dict[str, float]], guard: SloGuard
 ) -> float:
     cells = _cells(pred, target, METRICS)
     if cells.size == 0 or not np.all(np.isfinite(cells)):
@@ -199,21 +210,21 @@ def _workload_loss(
     tail = _cells(pred, target, TAIL_METRICS)
     if tail.size:
         out += TAIL_WEIGHT * float(np.mean(tail**2)) if np.all(np.isfinite(tail)) else math.inf
-    return out + side_penalty(pred, target, margin=slo_margin)
+    return out + side_penalty(pred, target, guard)
 
 
 def side_penalty(
-    pred: list[dict[str, float]], target: list[dict[str, float]],
-    threshold_ms: float = SLO_TTFT_MS, margin: float = SLO_MARGIN,
-) -> float:  # fmt: skip
+    pred: list[dict[str, float]], target: list[dict[str, float]], guard: SloGuard = SloGuard()
+) -> float:
     """Squared relative miss of the P90 TTFT at each level where the prediction falls on
-    the other side of the SLO threshold than the measurement (with a margin: a client adds
-    a little), weighted x30. A profile is asked for C_max above all; a P90 a few percent
+    the other side of the guard's objective than the measurement (with its margin: a client
+    adds a little), weighted x30. A profile is asked for C_max above all; a P90 a few percent
     off on the wrong side of the threshold moves C_max a whole level. The margin is also
     room for the P90 to move between the fit's draws and a user's sweep: where it does not
     (sglang-direct's streams run in lock-step: its c=32 P90 is the same to 0.1 ms in 10
     seeded draws, where vllm-direct's spans 713-955 ms), a fit may ask for less."""
     by_c = {int(r["concurrency"]): r for r in pred}
+    threshold_ms, margin = guard.ttft_ms, guard.margin
     total = 0.0
     for row in target:
         want, got = row.get("ttft_p90_ms"), by_c.get(int(row["concurrency"]), {}).get("ttft_p90_ms")
@@ -234,14 +245,14 @@ def fit_params(
     restarts: int = 1,
     seeds: int = 1,
     prompt_lengths: Sequence[int] = (),
-    slo_margin: float = SLO_MARGIN,
+    guard: SloGuard = SloGuard(),
 ) -> tuple[ModelParams, float]:
     """Fit ``free`` parameters of ``base`` to the target rows; returns (params, loss).
 
     Each row is swept at its own workload (``sweep_like``, with ``prompt_lengths`` for the
     128/128 rows where given). The loss of a candidate is averaged over ``seeds`` seeded
-    sweeps (smoother, and less tuned to one random draw); ``slo_margin`` is its side
-    penalty's."""
+    sweeps (smoother, and less tuned to one random draw); ``guard`` is its side
+    penalty's objective and margin."""
     names = list(free) if free is not None else default_free(base)
     unknown = [n for n in names if n not in FIT_BOUNDS]
     if unknown:
@@ -256,7 +267,7 @@ def fit_params(
         params = build(u)
         runs = [sweep_like(params, target, rounds, 100 * i, prompt_lengths)
                 for i in range(max(1, seeds))]  # fmt: skip
-        return float(np.mean([loss(pred, target, slo_margin) for pred in runs]))
+        return float(np.mean([loss(pred, target, guard) for pred in runs]))
 
     found = []
     for start in _starts(base, names, target):
