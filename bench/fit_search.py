@@ -23,7 +23,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from servecap.sim.calibrate import RESTARTS, fit, read_levels  # noqa: E402
+from servecap.sim.calibrate import RESTARTS, fit  # noqa: E402
+from servecap.sim.measured_levels import read_levels  # noqa: E402
 from servecap.sim.seed_bases import GENERIC_FREE, generic_base  # noqa: E402
 from servecap.sim.sweep import METRICS, fit_errors, sweep_like  # noqa: E402
 

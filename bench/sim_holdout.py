@@ -51,10 +51,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from servecap.sim.calibrate import read_levels  # noqa: E402
 from servecap.sim.fitting import SLO_MARGIN, SloGuard, default_free, fit_params  # noqa: E402
 from servecap.sim.holdout import HeldOut, holdout  # noqa: E402
 from servecap.sim.identify import levels_to_measure, loose_parameters  # noqa: E402
+from servecap.sim.measured_levels import read_levels  # noqa: E402
 from servecap.sim.params import ModelParams  # noqa: E402
 from servecap.sim.profiles import load_profile, load_profile_file  # noqa: E402
 from servecap.sim.seed_bases import seed_bases  # noqa: E402

@@ -33,7 +33,6 @@ sys.path.insert(0, str(ROOT))
 
 from sim_holdout import CONFIGS, HOLDOUT_FITS, SEED_CSV, fit_parser, refit_options  # noqa: E402
 
-from servecap.sim.calibrate import read_levels  # noqa: E402
 from servecap.sim.fitting import (  # noqa: E402
     SloGuard,
     default_free,
@@ -42,6 +41,7 @@ from servecap.sim.fitting import (  # noqa: E402
     side_penalty,
 )
 from servecap.sim.identify import loose_parameters  # noqa: E402
+from servecap.sim.measured_levels import read_levels  # noqa: E402
 from servecap.sim.profiles import load_profile, load_profile_file  # noqa: E402
 from servecap.sim.seed_bases import seed_bases  # noqa: E402
 from servecap.sim.sweep import fit_errors, sweep_like  # noqa: E402

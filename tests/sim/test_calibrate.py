@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from servecap.sim.calibrate import CalibrationInputError, fit, read_levels, write_profile
+from servecap.sim.calibrate import fit, write_profile
 from servecap.sim.calibrate import main as calibrate_main
 from servecap.sim.fitting import (
     SloGuard,
@@ -19,6 +19,7 @@ from servecap.sim.fitting import (
     pattern_search,
     side_penalty,
 )
+from servecap.sim.measured_levels import CalibrationInputError, read_levels
 from servecap.sim.params import ModelParams
 from servecap.sim.profiles import Profile, load_profile_file
 from servecap.sim.seed_bases import GENERIC_FREE, LLAMA_CPP_FREE, generic_base, llama_cpp_base

@@ -17,9 +17,9 @@ from servecap.api.predict import error_label, predict
 from servecap.core.config import SLO
 from servecap.report.simulated import simulated_label
 from servecap.sim import calibrate
-from servecap.sim.calibrate import read_levels
 from servecap.sim.cli import sim_app
 from servecap.sim.identify import between_levels, levels_to_measure, loose_parameters
+from servecap.sim.measured_levels import read_levels
 from servecap.sim.profiles import load_profile, load_profile_file
 from tests.seed_data import SEED_CSV
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from servecap.sim.calibrate import read_levels
+from servecap.sim.measured_levels import read_levels
 from servecap.sim.profiles import load_profile
 from servecap.sim.sweep import closed_loop_sweep, fit_errors
 from tests.seed_data import SEED_CSV

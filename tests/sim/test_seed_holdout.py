@@ -14,8 +14,8 @@ import pytest
 
 from servecap.api.predict import predict
 from servecap.core.config import SLO
-from servecap.sim.calibrate import read_levels
 from servecap.sim.holdout import split_levels
+from servecap.sim.measured_levels import read_levels
 from servecap.sim.profiles import load_profile, load_profile_file
 from servecap.sim.seed_bases import SGLANG_PREFILL_BUDGET
 from servecap.sim.sweep import closed_loop_sweep, fit_errors

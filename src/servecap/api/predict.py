@@ -21,7 +21,8 @@ from servecap.api.predict_users import UsersCheck, check_users
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary
-from servecap.sim.calibrate import calibrated_workloads, guarded_ttft_ms
+from servecap.sim.calibrate import guarded_ttft_ms
+from servecap.sim.measured_levels import calibrated_workloads
 from servecap.sim.profiles import Profile, ProfileError, load_profile
 from servecap.sim.sweep import Request, closed_loop_requests
 from servecap.stats.capacity import CapacityPlan, plan_levels

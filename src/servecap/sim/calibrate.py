@@ -1,18 +1,10 @@
-"""Calibrate a profile to measured level means, and the readers for what it is fitted to.
+"""Calibrate a profile to measured level means (``sim.measured_levels`` reads them).
 
-Inputs: an Appendix-A style CSV (``config,concurrency,ttft_mean_ms,...``; one profile per
-config), a servecap ``summary.json`` (a JSON list of level rows), or a run directory that
-holds one. Only ``concurrency, ttft_mean_ms, itl_mean_ms, tps_mean, latency_mean_s`` are
-read (the P90 TTFT, ``ttft_p90_ms``, too where present: the fit matches the tail a P90
-capacity answer rests on); any of the metrics may be missing.
-
-Each level is fitted at its own workload: a CSV's ``input_tokens`` and ``output_tokens``
-columns, else the tokens the server counted (``prompt_tokens_mean``, ``completion_tokens_mean``
-where its usage reported them: what the engine worked on), else what a run asked for
-(``input_tokens_sent_mean``, ``output_tokens_sent_mean``); 128/128, the seed's, where a source
-does not say. A run's levels that asked for the same lengths share one workload, their mean.
-Levels of several workloads (two runs, say) make one fit, which is
-how a profile learns a prompt's fixed cost apart from its cost per token.
+Each level is fitted at its own workload (the prompt and output tokens it was measured
+with); levels of several workloads (two runs, say) make one fit, which is how a profile
+learns a prompt's fixed cost apart from its cost per token. The fit keeps each level's P90
+TTFT on its measured side of the TTFT objective C_max will be asked at (``fitting.SloGuard``;
+``slo_ttft_ms`` in the profile).
 
 Every fit also reports a held-out error (``holdout``): fitted on part of the levels, how far
 off the others come out. Both go into the profile's ``[calibration]`` table, with the names
@@ -36,11 +28,7 @@ was 37%, against 18% fitted over 4 x 10 rounds).
 from __future__ import annotations
 
 import argparse
-import csv
 import errno
-import json
-import math
-import re
 import time
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -50,24 +38,12 @@ from typing import Any
 from servecap.sim.fitting import SLO_MARGIN, SLO_TTFT_MS, SloGuard, default_free, fit_params
 from servecap.sim.holdout import HeldOut, error_table, holdout
 from servecap.sim.identify import levels_to_measure, loose_parameters
+from servecap.sim.measured_levels import CalibrationInputError, describe_workloads, read_levels
 from servecap.sim.params import ModelParams
 from servecap.sim.profiles import Profile, profile_from_dict
-from servecap.sim.sweep import METRICS, TAIL_METRICS, by_workload, sweep_like
+from servecap.sim.sweep import sweep_like
 from servecap.sim.tomlout import profile_to_toml
 
-COLUMNS: tuple[str, ...] = ("concurrency", *METRICS, *TAIL_METRICS)
-#: where a row's workload is read from, first found wins: a table's stated lengths, else what
-#: the server counted (its usage), else what a run asked for. The engine works, and costs, per
-#: token it counts, and asked lengths map onto those unevenly: on llama-server with the test
-#: model 128 asked came to 134 served (its chat template) and 512 to 433 (another tokenizer),
-#: so a profile fitted on the asked 128/128 priced 512/32's c=1 TTFT 44% high; fitted and
-#: asked in served tokens, 12% (the same measurements; tests/engines/test_sim_proof.py)
-WORKLOAD_COLUMNS: dict[str, tuple[str, ...]] = {
-    "prompt_tokens": ("input_tokens", "prompt_tokens_mean", "input_tokens_sent_mean"),
-    "output_tokens": ("output_tokens", "completion_tokens_mean", "output_tokens_sent_mean"),
-}
-#: the server's counts, read only from a row that says they came from its usage
-SERVED_COLUMNS = frozenset({"prompt_tokens_mean", "completion_tokens_mean"})
 SEED_COMMAND = (
     "python -m servecap.sim.calibrate --seed-csv tests/data/kimi-k3-b300-appendix-a.csv "
     "--out-dir src/servecap/sim/profiles"
@@ -83,62 +59,6 @@ RESTARTS = 3
 SEED_RESTARTS = 1
 
 
-class CalibrationInputError(ValueError):
-    """A calibration input that cannot be read; the message says which and why."""
-
-
-def _number(value: Any, where: str) -> float | None:
-    if value is None or value == "":
-        return None
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise CalibrationInputError(f"{where}: not a number: {value!r}") from None
-    return out if math.isfinite(out) else None
-
-
-def _clean_row(raw: dict[str, Any], where: str) -> dict[str, float]:
-    row: dict[str, float] = {}
-    for key in COLUMNS:
-        value = _number(raw.get(key), f"{where} column {key}")
-        if value is not None:
-            row[key] = value
-    if row.get("concurrency", 0) < 1:
-        raise CalibrationInputError(f"{where}: needs a concurrency >= 1")
-    if not any(key in row for key in METRICS):  # a P90 alone: the fit is of means
-        raise CalibrationInputError(f"{where}: has none of the columns {', '.join(METRICS)}")
-    served = raw.get("tokens_from_usage") is True
-    for key, names in WORKLOAD_COLUMNS.items():
-        readable = [n for n in names if served or n not in SERVED_COLUMNS]
-        found = (_number(raw.get(n), f"{where} column {n}") for n in readable)
-        value = next((v for v in found if v is not None), None)
-        if value is not None:
-            if value < 1:
-                raise CalibrationInputError(f"{where}: {key} must be >= 1, not {value:g}")
-            row[key] = value
-    return row
-
-
-def describe_workloads(levels: list[dict[str, float]]) -> str:
-    """``"128 input / 128 output tokens"``; several workloads joined with ``" and "``
-    (``calibrated_workloads`` reads it back)."""
-    return " and ".join(
-        f"{prompt} input / {output} output tokens" for prompt, output in by_workload(levels)
-    )
-
-
-_WORKLOAD_TEXT = re.compile(r"(\d+) input / (\d+) output tokens")
-
-
-def calibrated_workloads(calibration: Mapping[str, Any]) -> list[str]:
-    """The workloads (``"128/128"``) a profile's ``[calibration] sweep`` names (every seed
-    profile's does); empty when it says none."""
-    sweep = calibration.get("sweep")
-    if not isinstance(sweep, str):
-        return []
-    return [f"{p}/{o}" for p, o in _WORKLOAD_TEXT.findall(sweep)]
-
-
 def guarded_ttft_ms(calibration: Mapping[str, Any]) -> float | None:
     """The TTFT objective (ms) a profile's fit kept each P90 on the measured side of: its
     ``slo_ttft_ms``, else the 1 s every fit guarded before that was written down; None for
@@ -147,66 +67,6 @@ def guarded_ttft_ms(calibration: Mapping[str, Any]) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     return SLO_TTFT_MS if "mape" in calibration else None
-
-
-def _read_csv(path: Path) -> dict[str, list[dict[str, float]]]:
-    out: dict[str, list[dict[str, float]]] = {}
-    with path.open(newline="", encoding="utf-8") as fh:
-        for i, raw in enumerate(csv.DictReader(fh), start=2):
-            config = (raw.get("config") or path.stem).strip()
-            out.setdefault(config, []).append(_clean_row(raw, f"{path} line {i}"))
-    return out
-
-
-def _read_summary(path: Path) -> dict[str, list[dict[str, float]]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise CalibrationInputError(f"{path}: not valid JSON: {exc}") from None
-    if isinstance(data, dict) and isinstance(data.get("levels"), list):
-        data = data["levels"]
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise CalibrationInputError(f"{path}: expected a JSON list of level rows")
-    name = path.parent.name if path.name == "summary.json" else path.stem
-    rows = [_clean_row(r, f"{path} row {i}") for i, r in enumerate(data, 1)]
-    return {name: _one_workload_per_ask(data, rows)}
-
-
-def _one_workload_per_ask(raw: list[dict[str, Any]], rows: list[dict[str, float]]
-                          ) -> list[dict[str, float]]:  # fmt: skip
-    """``rows`` with the levels that asked for the same lengths at those lengths' mean over
-    them. The server counts each level's own prompts (seeded texts: 134 tokens at c=1, 139 at
-    c=4 in one run), and a run's levels are one workload to the fit and its held-out split."""
-    groups: dict[tuple[Any, Any], list[dict[str, float]]] = {}
-    for source, row in zip(raw, rows, strict=True):
-        asked = (source.get("input_tokens_sent_mean"), source.get("output_tokens_sent_mean"))
-        groups.setdefault(asked, []).append(row)
-    for asked, members in groups.items():
-        for key in WORKLOAD_COLUMNS:
-            values = [row[key] for row in members if key in row]
-            if asked == (None, None) or len(values) < len(members):
-                continue
-            for row in members:
-                row[key] = float(round(sum(values) / len(values)))
-    return rows
-
-
-def read_levels(source: str | Path) -> dict[str, list[dict[str, float]]]:
-    """Level rows by config name from a CSV, a summary.json or a run directory."""
-    path = Path(source)
-    if path.is_dir():
-        path = path / "summary.json"
-        if not path.is_file():
-            raise CalibrationInputError(f"{source}: a directory without summary.json")
-    if not path.is_file():
-        raise CalibrationInputError(f"{source}: no such file")
-    try:
-        out = _read_csv(path) if path.suffix.lower() == ".csv" else _read_summary(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CalibrationInputError(f"{source}: cannot read: {exc}") from None
-    if not out or not any(out.values()):
-        raise CalibrationInputError(f"{source}: no level rows")
-    return out
 
 
 def fit(

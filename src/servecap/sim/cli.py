@@ -164,7 +164,7 @@ def _pick_config(levels: dict[str, list[dict[str, float]]], config: str | None) 
 def _read_sources(sources: list[Path], config: str | None) -> tuple[str, list[dict[str, float]]]:
     """The first source's config name and every source's level rows. A level measured twice
     (same concurrency and workload) is refused: the fit would weigh it twice, unasked."""
-    from servecap.sim.calibrate import CalibrationInputError, read_levels
+    from servecap.sim.measured_levels import CalibrationInputError, read_levels
     from servecap.sim.sweep import workload_label, workload_of
 
     names: list[str] = []
