@@ -10,6 +10,9 @@ and the profile it makes predicts c = 2, 4, 16 and 32:
     python bench/sim_holdout.py --client        # also through the user's path: the fitted
                                                 # profile served by `servecap sim`, swept at
                                                 # the held-out levels by `servecap run`
+    python bench/sim_holdout.py --train 1,8,16,64 --only sglang-spec
+                                                # fitted on the levels a user measures once
+                                                # the calibrator names one (c=16 here)
     python bench/sim_holdout.py --recorded      # what the committed profiles' [calibration]
                                                 # tables say (instant)
     python bench/sim_holdout.py --cmax          # each committed seed profile swept with 10
@@ -88,7 +91,8 @@ def refit_options(config: str, seeds: int | None, rounds: int | None) -> dict[st
 
 
 def _held_out(
-    config: str, evals: int, opts: tuple[int | None, int | None], prompts: Sequence[int] = ()
+    config: str, evals: int, opts: tuple[int | None, int | None], prompts: Sequence[int] = (),
+    train: Sequence[int] | None = None,
 ) -> HeldOut:
     base = seed_bases()[config].params
     free = default_free(base)
@@ -97,7 +101,7 @@ def _held_out(
     def fit_fn(rows: list[dict[str, float]]) -> Any:
         return fit_params(rows, base, free, max_evals=evals, prompt_lengths=prompts, **refit)[0]
 
-    held = holdout(read_levels(SEED_CSV)[config], fit_fn, prompts)
+    held = holdout(read_levels(SEED_CSV)[config], fit_fn, prompts, train)
     assert held is not None
     return held
 
@@ -112,7 +116,7 @@ def _through_client(held: HeldOut, config: str, tmp: Path) -> dict[str, float]:
 
     prof = seed_bases()[config].model_copy(update={"params": held.params})
     path = tmp / f"{config}-holdout.toml"
-    write_profile(prof, path, "bench/sim_holdout.py (fit on c=1,8,64)")
+    write_profile(prof, path, f"bench/sim_holdout.py ({held.split})")
     levels = [int(r["concurrency"]) for r in held.target]
     with start_server_process(str(path)) as server:
         config_ = RunConfig(name=f"{config}-holdout", concurrency=levels, rounds=10,
@@ -142,17 +146,22 @@ def _loose(config: str, params: ModelParams, train: list[dict[str, float]]) -> s
 
 
 def virtual_and_client(
-    evals: int, opts: tuple[int | None, int | None], client: bool, configs: Sequence[str]
-) -> None:
-    head = "| deployment | fit error on its 3 levels | held-out mean | held-out worst |"
+    evals: int, opts: tuple[int | None, int | None], client: bool, configs: Sequence[str],
+    train: Sequence[int] | None = None,
+) -> None:  # fmt: skip
+    """The held-out table: each deployment fitted on ``train`` (default c=1,8,64), its other
+    levels predicted, in virtual time and (``client``) through the user's path."""
+    on = ",".join(map(str, train or (1, 8, 64)))
+    head = f"| deployment | fit error on c={on} | held-out mean | held-out worst |"
     print(head + (" through the user's path: mean / worst |" if client else "")
-          + " loose on c=1,8,64 |")
+          + f" loose on c={on} |")
     print("|---|---|---|---|" + ("---|" if client else "") + "---|")
     with tempfile.TemporaryDirectory(prefix="sim-holdout-") as tmp:
         for config in configs:
             t0 = time.monotonic()
-            held = _held_out(config, evals, opts)
-            fit = fit_errors(closed_loop_sweep(held.params, [1, 8, 64]), held.train)["mape"]
+            held = _held_out(config, evals, opts, train=train)
+            levels = [int(row["concurrency"]) for row in held.train]
+            fit = fit_errors(closed_loop_sweep(held.params, levels), held.train)["mape"]
             errs = fit_errors(held.pred, held.target)
             via = _through_client(held, config, Path(tmp)) if client else None
             print(_row(config, fit, errs, via) + f" {_loose(config, held.params, held.train)} |"
@@ -307,6 +316,8 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=30, help="--noise draws")
     orders = "the held-out table with the seed tool's own prompts, in this many orders"
     parser.add_argument("--seed-prompts", type=int, default=0, metavar="ORDERS", help=orders)
+    train = "the held-out table fitted on these levels instead of 1,8,64 (e.g. 1,8,16,64)"
+    parser.add_argument("--train", default=None, metavar="LEVELS", help=train)
     only = "rows of the held-out table, --noise, --seed-prompts"
     parser.add_argument("--only", action="append", choices=CONFIGS, help=only)
     args = parser.parse_args()
@@ -324,7 +335,8 @@ def main() -> None:
     elif args.engine:
         engine()
     else:
-        virtual_and_client(args.evals, opts, args.client, args.only or CONFIGS)
+        levels = [int(c) for c in args.train.split(",")] if args.train else None
+        virtual_and_client(args.evals, opts, args.client, args.only or CONFIGS, levels)
 
 
 if __name__ == "__main__":

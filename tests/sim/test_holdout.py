@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from servecap.sim.calibrate import fit
-from servecap.sim.holdout import describe_split, error_table, per_metric, split_levels
+from servecap.sim.holdout import (
+    describe_split,
+    error_table,
+    holdout,
+    per_metric,
+    split_levels,
+)
 from servecap.sim.params import ModelParams
 from servecap.sim.profiles import Profile
 from servecap.sim.sweep import closed_loop_sweep
@@ -69,3 +75,20 @@ def test_too_few_levels_have_no_held_out_error() -> None:
     prof = fit(rows, Profile(name="x", params=ModelParams(step_base_ms=5.0)),
                free=["step_base_ms"], max_evals=20)  # fmt: skip
     assert "holdout_mape" not in prof.calibration and "fit_mape" in prof.calibration
+
+
+def test_a_split_can_name_its_train_levels() -> None:
+    """`train_levels`: fit on the levels a user would measure, predict the rest (the bench's
+    `--train 1,8,16,64`); none left to predict is no held-out error."""
+    rows = closed_loop_sweep(ModelParams(step_base_ms=9.0), [1, 2, 4, 8], rounds=2)
+    seen: list[list[int]] = []
+
+    def fit_fn(train: list[dict[str, float]]) -> ModelParams:
+        seen.append([int(row["concurrency"]) for row in train])
+        return ModelParams(step_base_ms=9.0)
+
+    held = holdout(rows, fit_fn, train_levels=[1, 4, 8])
+    assert held is not None and seen == [[1, 4, 8]]
+    assert held.split == "fit on c=1,4,8; predicted c=2"
+    assert [int(row["concurrency"]) for row in held.pred] == [2]
+    assert holdout(rows, fit_fn, train_levels=[1, 2, 4, 8]) is None

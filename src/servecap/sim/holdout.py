@@ -87,14 +87,20 @@ class HeldOut:
     split: str  # describe_split's text
 
 
-def holdout(rows: Rows, fit_fn: FitFn, prompt_lengths: Sequence[int] = ()) -> HeldOut | None:
+def holdout(
+    rows: Rows, fit_fn: FitFn, prompt_lengths: Sequence[int] = (),
+    train_levels: Sequence[int] | None = None,
+) -> HeldOut | None:  # fmt: skip
     """Fit on the train levels and sweep the test levels, each row at its own workload (the
     128/128 rows with ``prompt_lengths`` where given, as ``sweep_like``); None when there are
-    too few."""
+    too few. ``train_levels``: fit on these instead of ``split_levels``'s (a what-if: which
+    levels a user would measure)."""
     groups = by_workload(rows)
     workload = max(groups, key=lambda w: len({int(r["concurrency"]) for r in groups[w]}))
-    split = split_levels([int(r["concurrency"]) for r in groups[workload]])
-    if split is None:
+    levels = sorted({int(r["concurrency"]) for r in groups[workload]})
+    split = (split_levels(levels) if train_levels is None
+             else (sorted(set(train_levels)), [c for c in levels if c not in train_levels]))
+    if split is None or not split[1]:
         return None
     train, test = split
     others = [w for w in groups if w != workload]
