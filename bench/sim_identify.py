@@ -81,8 +81,7 @@ NEUTRAL_START: dict[str, float] = {
     "frontend_tail_ms": 300.0, "step_base_ms": 10.0, "decode_ms_per_seq": 1.0, "decode_exp": 1.0,
     "ctx_ms_per_ktoken": 0.5, "prefill_ms_per_token": 0.05, "prefill_step_ms": 20.0,
     "admit_ratio": 0.05, "admit_interval_ms": 50.0, "admit_hold_steps": 5.0, "acceptance": 0.7,
-    "draft_ms": 1.0, "verify_ms_per_token": 0.2, "verify_exp": 1.0, "spec_eager_factor": 1.5,
-    "spec_eager_floor_ms": 50.0,
+    "draft_ms": 1.0, "verify_ms_per_token": 0.2, "verify_exp": 1.0, "spec_eager_step_ms": 50.0,
 }  # fmt: skip
 #: --starts for a deployment with an admission hold: the wait as a long hold at every level
 #: (no gate), or as a short hold plus the gate (held requests join once 0.3 x running are due)

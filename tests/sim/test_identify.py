@@ -25,7 +25,7 @@ from tests.seed_data import SEED_CSV
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "servecap"
 HELD_OUT_FIT = SRC / "sim" / "holdout_fits" / "sglang-spec.toml"
-EAGER = ["spec_eager_floor_ms", "spec_eager_factor"]
+EAGER = ["spec_eager_step_ms"]
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def test_levels_that_never_enter_a_regime_leave_its_parameters_loose(
     assert levels_to_measure(loose) == ["c=16"]
     for item in loose:
         assert item.move >= 0.10 and item.move >= 5 * item.measured_move
-        assert item.text().startswith(f"{item.name} (moves c=16 itl_mean_ms by ")
+        assert item.text().startswith(f"{item.name} (moves c=16 tps_mean by ")
 
 
 def test_measuring_the_level_it_names_pins_them_down(seed_rows: list[dict[str, float]]) -> None:
@@ -67,7 +67,7 @@ def test_a_fit_on_such_levels_says_so_in_its_profile_and_on_the_command_line(
     real_fit = calibrate.fit
 
     def quick_fit(*args: object, **kwargs: object) -> object:
-        quick = {"free": ["spec_eager_floor_ms"], "max_evals": 4, "with_holdout": False}
+        quick = {"free": ["spec_eager_step_ms"], "max_evals": 4, "with_holdout": False}
         return real_fit(*args, **{**kwargs, **quick})  # type: ignore[arg-type]
 
     monkeypatch.setattr(calibrate, "fit", quick_fit)
@@ -77,11 +77,11 @@ def test_a_fit_on_such_levels_says_so_in_its_profile_and_on_the_command_line(
     args = ["calibrate", str(summary), "--out", str(out), "--base", "sglang-spec"]
     res = CliRunner().invoke(sim_app, args)
     assert res.exit_code == 0, res.output
-    assert "leave these fitted parameters loose: spec_eager_floor_ms (moves c=16" in res.output
+    assert "leave these fitted parameters loose: spec_eager_step_ms (moves c=16" in res.output
     assert "measure c=16 to pin them down" in res.output
     profile = load_profile_file(out)
     assert profile.calibration["measure_next"] == "c=16"
-    assert str(profile.calibration["loose"]).startswith("spec_eager_floor_ms (moves c=16")
+    assert str(profile.calibration["loose"]).startswith("spec_eager_step_ms (moves c=16")
     # what reads the profile says it: sim predict, the predicted-beside table, the report
     pred = predict(profile, [1, 2], SLO(), rounds=2, draws=1)
     assert pred.measure_next == "c=16" and pred.loose == profile.calibration["loose"]
@@ -89,7 +89,7 @@ def test_a_fit_on_such_levels_says_so_in_its_profile_and_on_the_command_line(
         "; parameters loose at c=16, which it was not fitted on: measure there")
     version = {"server": "servecap-sim", "profile": "spec",
                "calibration": {**profile.calibration, "holdout_mape": 0.13}}
-    assert "; fitted parameters loose at c=16, which it was not fitted on (spec_eager_floor_ms" \
+    assert "; fitted parameters loose at c=16, which it was not fitted on (spec_eager_step_ms" \
         in simulated_label({"version": version})
 
 

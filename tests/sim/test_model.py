@@ -13,6 +13,7 @@ from servecap.sim.model import (
     expected_tokens_per_step,
 )
 from servecap.sim.params import ModelParams
+from servecap.sim.step_cost import step_ms
 
 
 def run(engine: StepEngine | FixedEngine, limit: int = 100_000) -> list[tuple[float, Emission]]:
@@ -166,6 +167,20 @@ def test_verification_cost_makes_spec_lose_at_high_batch() -> None:
 
     assert itl(spec, 1) < itl(base, 1)
     assert itl(spec, 64) > itl(base, 64)
+
+
+def test_an_eager_speculative_step_costs_the_same_whatever_the_batch() -> None:
+    """Above the captured graphs' batch a speculative step is launch-bound: the seed's
+    sglang-spec ITL is 61 and 67 ms at c=16 and 32. Within the graphs it grows as verify
+    does; a step with speculation off (memory pressure) is priced as plain decoding."""
+    p = SIMPLE.model_copy(update={
+        "num_spec_tokens": 7, "acceptance": 0.7, "verify_ms_per_token": 0.3,
+        "decode_ms_per_seq": 2.0, "spec_graph_max_batch": 8, "spec_eager_step_ms": 70.0,
+    })  # fmt: skip
+    base = p.step_base_ms
+    assert step_ms(p, 16, 0, 0, True) == step_ms(p, 32, 0, 0, True) == base + 70.0
+    assert step_ms(p, 4, 0, 0, True) < step_ms(p, 8, 0, 0, True) < base + 70.0
+    assert step_ms(p, 32, 0, 0, False) == base + 2.0 * 32
 
 
 def test_accepted_drafts_mean_matches_formula() -> None:

@@ -58,6 +58,19 @@ def test_toml_and_json_user_files(tmp_path: Path) -> None:
     assert load_profile_file(json_file).params.fixed
 
 
+def test_a_profile_written_before_a_parameter_was_retired_loads(tmp_path: Path) -> None:
+    """Every profile written before the eager step became one cost (a calibrated one names
+    all parameters) still loads: its floor is the step's cost, its factor is dropped."""
+    old = tmp_path / "old.toml"
+    old.write_text("[params]\nspec_graph_max_batch = 8\nspec_eager_factor = 1.0\n"
+                   "spec_eager_floor_ms = 73.9\n")  # fmt: skip
+    params = load_profile_file(old).params
+    assert params.spec_eager_step_ms == 73.9 and "spec_eager_factor" not in params.model_dump()
+    new = tmp_path / "new.toml"
+    new.write_text("[params]\nspec_eager_floor_ms = 1.0\nspec_eager_step_ms = 2.0\n")
+    assert load_profile_file(new).params.spec_eager_step_ms == 2.0  # the new name wins
+
+
 def test_written_toml_round_trips() -> None:
     prof = load_profile("sglang-spec")
     again = load_profile_file_from_text(profile_to_toml(prof, "a header\nline two"))

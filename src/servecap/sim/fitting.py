@@ -140,8 +140,7 @@ def default_free(base: ModelParams) -> list[str]:
     spec = {"acceptance", "draft_ms", "verify_ms_per_token", "verify_exp"}
     free = [k for k in FIT_BOUNDS if base.speculative or k not in spec]
     if not (base.speculative and base.spec_graph_max_batch):
-        free.remove("spec_eager_factor")
-        free.remove("spec_eager_floor_ms")
+        free.remove("spec_eager_step_ms")
     if base.frontend_tail_p == 0.0:
         # a base without a frontend tail is fitted without one (the seed's sglang-spec has it)
         free = [k for k in free if k not in ("frontend_tail_p", "frontend_tail_ms")]

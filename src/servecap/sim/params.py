@@ -6,7 +6,9 @@ seconds internally. Every field has a default so a profile file may set only wha
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 #: the names the calibrator may tune, with their (low, high) search bounds
 FIT_BOUNDS: dict[str, tuple[float, float]] = {
@@ -29,9 +31,11 @@ FIT_BOUNDS: dict[str, tuple[float, float]] = {
     "draft_ms": (0.0, 10.0),
     "verify_ms_per_token": (0.0, 2.0),
     "verify_exp": (0.5, 2.5),
-    "spec_eager_factor": (1.0, 4.0),
-    "spec_eager_floor_ms": (0.0, 300.0),
+    "spec_eager_step_ms": (0.0, 300.0),
 }
+#: parameters earlier versions wrote into every profile, and what replaced them (a profile
+#: fitted before loads as it was, read by today's model: `ModelParams._renamed`)
+RETIRED = {"spec_eager_floor_ms": "spec_eager_step_ms", "spec_eager_factor": None}
 
 
 class ModelParams(BaseModel):
@@ -115,12 +119,13 @@ class ModelParams(BaseModel):
     verify_ms_per_token: float = Field(0.0, ge=0.0)
     verify_exp: float = Field(1.0, gt=0.0, le=4.0)
     # speculative steps with more than spec_graph_max_batch decoding sequences run without
-    # captured graphs: their decode + draft + verify cost is multiplied by spec_eager_factor
-    # and is at least spec_eager_floor_ms (eager steps are bound by kernel launches on the
-    # CPU, which the GPU's work overlaps: the step takes the longer of the two)
+    # captured graphs: their decode + draft + verify cost is spec_eager_step_ms, whatever the
+    # batch. Eager steps are bound by the CPU's kernel launches, the same for any batch,
+    # which hide the GPU's work: the seed's sglang-spec ITL is 61 and 67 ms at c=16 and 32,
+    # where the graph-mode cost fitted up to 8 sequences grows 3.5x from 8 to 32. Beyond 32
+    # sequences speculating, nothing was measured.
     spec_graph_max_batch: int = Field(0, ge=0)  # 0 = no limit
-    spec_eager_factor: float = Field(1.0, ge=1.0, le=10.0)
-    spec_eager_floor_ms: float = Field(0.0, ge=0.0)
+    spec_eager_step_ms: float = Field(0.0, ge=0.0)
     # turn speculation off for a step while the next waiting request finds no KV space or
     # sequence slot (memory pressure; requests in their admission hold do not count)
     spec_off_when_waiting: bool = False
@@ -130,6 +135,19 @@ class ModelParams(BaseModel):
     fixed_ttft_ms: float | None = Field(None, ge=0.0)
     fixed_itl_ms: float | None = Field(None, ge=0.0)
     tokens_per_chunk: int = Field(1, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        """A profile written before a parameter was retired (`RETIRED`) loads: its value
+        moves to the parameter that replaced it, or is dropped where none did."""
+        if not isinstance(data, dict) or not RETIRED.keys() & data.keys():
+            return data
+        out = {k: v for k, v in data.items() if k not in RETIRED}
+        for old, new in RETIRED.items():
+            if new is not None and old in data:
+                out.setdefault(new, data[old])
+        return out
 
     @property
     def speculative(self) -> bool:

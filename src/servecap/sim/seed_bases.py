@@ -85,7 +85,10 @@ _SPEC_SGLANG = {"method": "DSPARK", "draft_model": "RadixArk/Kimi-K3-DSpark", "b
 # fitted to all seven levels. sglang-spec's is its profile of 2026-12-01 (mixed steps, no
 # tail) with a frontend tail added: 12% of requests 375 ms late, from the seed's c=1 row (2
 # of 10 requests at 630 ms or more where the mean is 451 ms, and at c=1 nothing queues) and
-# its rows from c=4 on (about a tenth of requests near 1.1 s). sglang-direct's is not: when
+# its rows from c=4 on (about a tenth of requests near 1.1 s); its eager step's 67 ms is the
+# floor of that fit, which saw c=16: c = 1, 8 and 64 leave the eager step loose, so the
+# held-out fit's answer there rests on this start (from 30, 100 or 150 ms it predicts at
+# 28.6%, 8.0% and 11.4% mean; README). sglang-direct's is not: when
 # its SGLang scheduling policy (prefill_alone, output_lag) came in, its start was set by hand
 # from c=1's TTFT (400 ms: a 20 ms frontend, a 365 ms prefill step, a decode step) with the
 # step costs kept, and no hold.
@@ -150,8 +153,7 @@ _START: dict[str, dict[str, float]] = {
         "draft_ms": 0.0,
         "verify_ms_per_token": 0.358513,
         "verify_exp": 1.013959,
-        "spec_eager_factor": 1.0,
-        "spec_eager_floor_ms": 67.111342,
+        "spec_eager_step_ms": 67.111342,
     },
 }
 

@@ -7,7 +7,8 @@ step serves the running batch and lasts::
               + ctx_ms_per_ktoken * context_tokens_held / 1000
               + prefill_ms_per_token * prompt_tokens_this_step (+ prefill_step_ms if any)
               + [speculative] draft_ms + verify_ms_per_token * (n_decoding * (k + 1)) ** verify_exp
-                (above spec_graph_max_batch: max(spec_eager_factor x that, spec_eager_floor_ms))
+                (above spec_graph_max_batch, the decode, draft and verify terms together:
+                 spec_eager_step_ms, whatever the batch)
 
 (before the scheduler's seeded jitter). Speculative decoding drafts ``k`` tokens per decoding
 sequence and accepts a leading run of them, each with probability ``acceptance``.
@@ -47,7 +48,7 @@ def step_ms(
         k = p.num_spec_tokens
         decode += p.draft_ms + p.verify_ms_per_token * (n_decoding * (k + 1)) ** p.verify_exp
         if 0 < p.spec_graph_max_batch < n_decoding:
-            decode = max(decode * p.spec_eager_factor, p.spec_eager_floor_ms)
+            decode = p.spec_eager_step_ms  # launch-bound: see ModelParams
     ms = p.step_base_ms + decode + p.ctx_ms_per_ktoken * context_tokens / 1000.0
     if prefill_tokens:
         ms += p.prefill_ms_per_token * prefill_tokens + p.prefill_step_ms
