@@ -92,3 +92,7 @@ def test_a_split_can_name_its_train_levels() -> None:
     assert held.split == "fit on c=1,4,8; predicted c=2"
     assert [int(row["concurrency"]) for row in held.pred] == [2]
     assert holdout(rows, fit_fn, train_levels=[1, 2, 4, 8]) is None
+    # a train level that was not measured is not named as fitted on
+    unmeasured = holdout(rows, fit_fn, train_levels=[1, 4, 8, 64])
+    assert unmeasured is not None and unmeasured.split == "fit on c=1,4,8; predicted c=2"
+    assert holdout(rows, fit_fn, train_levels=[64]) is None

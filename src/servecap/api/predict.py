@@ -116,7 +116,6 @@ class Prediction(BaseModel):
             "covers other concurrencies, not other lengths (calibrate on a second workload)"
         )
 
-
     def slo_note(self) -> str | None:
         """A line for a prediction asked at another TTFT objective than its fit guarded,
         else None."""
@@ -128,6 +127,7 @@ class Prediction(BaseModel):
             f"{asked:g} ms: a P90 near {asked:g} ms can put C_max a level off (calibrate "
             f"with --ttft-slo-ms {asked:g})"
         )
+
 
 #: lengths this close (relative) are one workload to a fit: a few tokens of chat template
 #: or of one tokenizer's count against another's, not a length the fit never saw

@@ -41,7 +41,10 @@ Rows = list[dict[str, float]]
 FitFn = Callable[[Rows], ModelParams]
 
 
-def split_levels(levels: Sequence[int]) -> tuple[list[int], list[int]] | None:
+Split = tuple[list[int], list[int]]  # (train, test) concurrency levels
+
+
+def split_levels(levels: Sequence[int]) -> Split | None:
     """(train, test) concurrency levels, or None when there are too few to hold any out."""
     ordered = sorted(set(levels))
     if len(ordered) < 3:
@@ -98,9 +101,8 @@ def holdout(
     groups = by_workload(rows)
     workload = max(groups, key=lambda w: len({int(r["concurrency"]) for r in groups[w]}))
     levels = sorted({int(r["concurrency"]) for r in groups[workload]})
-    split = (split_levels(levels) if train_levels is None
-             else (sorted(set(train_levels)), [c for c in levels if c not in train_levels]))
-    if split is None or not split[1]:
+    split = split_levels(levels) if train_levels is None else _chosen_split(levels, train_levels)
+    if split is None:
         return None
     train, test = split
     others = [w for w in groups if w != workload]
@@ -110,6 +112,14 @@ def holdout(
     params = fit_fn(fitted_on)
     pred = sweep_like(params, target, 10, prompt_lengths=prompt_lengths)
     return HeldOut(params, fitted_on, target, pred, describe_split(train, test, workload, others))
+
+
+def _chosen_split(levels: list[int], train_levels: Sequence[int]) -> Split | None:
+    """``levels`` split into the measured ones of ``train_levels`` and the rest; None where
+    either side is empty."""
+    train = [c for c in levels if c in train_levels]
+    test = [c for c in levels if c not in train_levels]
+    return (train, test) if train and test else None
 
 
 def error_table(prefix: str, pred: Rows, target: Rows) -> dict[str, float]:
