@@ -138,6 +138,7 @@ def test_a_prediction_says_when_its_fit_guarded_another_ttft_objective(tmp_path:
     assert res.exit_code == 0, res.output
     assert "note: the fit kept each P90 TTFT on its measured side of 1000 ms" in res.output
 
+
 def test_draws_say_whether_c_max_holds_from_draw_to_draw() -> None:
     """Seeded sweeps of one profile: where a level's P90 lies near the SLO, C_max changes
     between draws and the prediction says so; where none does, every draw agrees."""

@@ -75,6 +75,7 @@ def test_a_report_at_another_ttft_objective_says_the_fit_guarded_1_s(
     assert note in str(model.predicted[0].note)
     assert note in write_report(model, tmp_path / "R").markdown.read_text()
 
+
 def test_the_report_files_show_the_tables(seed_run_dirs: list[Path], tmp_path: Path) -> None:
     model = build_report(load_runs(seed_run_dirs[:1]), ReportOptions(),
                          predict_with=load_profile("vllm-direct"))  # fmt: skip

@@ -277,7 +277,6 @@ def test_the_margin_decides_which_side_of_the_objective_a_p90_is_on() -> None:
     assert side_penalty(pred, target, SloGuard(margin=0.05)) > 0.0
 
 
-
 def test_the_guard_keeps_a_p90_beside_the_user_s_objective_not_the_default() -> None:
     """Measured 2100 ms, predicted 1950: both past the default 1 s objective (no penalty),
     but on either side of a 2 s one, where C_max would move a level."""
@@ -286,6 +285,7 @@ def test_the_guard_keeps_a_p90_beside_the_user_s_objective_not_the_default() -> 
     assert side_penalty(pred, target) == 0.0
     assert side_penalty(pred, target, SloGuard(ttft_ms=2000.0)) > 0.0
     assert loss(pred, target, SloGuard(ttft_ms=2000.0)) > loss(pred, target)
+
 
 def test_the_server_s_count_is_a_run_s_workload_one_per_ask(tmp_path: Path) -> None:
     """Where the server reported usage, its count is the workload (the engine's unit: the
