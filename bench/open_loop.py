@@ -26,10 +26,11 @@ import numpy as np
 
 from servecap.api.loop import loop_factory
 from servecap.api.run import Secrets, run_benchmark_async
+from servecap.api.run_config import RunConfig
 from servecap.core.clock import now_ns, sleep_until
-from servecap.core.config import ClientOptions, RunConfig
-from servecap.core.load_spec import OpenLoad
+from servecap.core.config import ClientOptions
 from servecap.core.summary import LevelSummary
+from servecap.kinds.open_loop import OpenLoad
 from servecap.sim.runner import start_server_process
 
 

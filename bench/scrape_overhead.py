@@ -27,8 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from servecap.api.run import run_benchmark_async  # noqa: E402
+from servecap.api.run_config import RunConfig  # noqa: E402
 from servecap.client.metrics_scrape import scrape_once  # noqa: E402
-from servecap.core.config import ClientOptions, RunConfig  # noqa: E402
+from servecap.core.config import ClientOptions  # noqa: E402
 from servecap.sim.runner import start_server_process  # noqa: E402
 from servecap.storage.server_metrics_file import ScrapeWriter  # noqa: E402
 

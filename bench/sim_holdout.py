@@ -54,6 +54,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from servecap.kinds.registry import kind_of  # noqa: E402
 from servecap.sim.fitting import SLO_MARGIN, SloGuard, default_free, fit_params  # noqa: E402
 from servecap.sim.holdout import HeldOut, holdout  # noqa: E402
 from servecap.sim.identify import levels_to_measure, loose_parameters  # noqa: E402
@@ -109,7 +110,8 @@ def _held_out(
 def _through_client(held: HeldOut, config: str, tmp: Path) -> dict[str, float]:
     """Serve the held-out fit with `servecap sim`, sweep its test levels, compare."""
     from servecap.api.run import Secrets, run_benchmark
-    from servecap.core.config import ClientOptions, RunConfig
+    from servecap.api.run_config import RunConfig
+    from servecap.core.config import ClientOptions
     from servecap.sim.calibrate import write_profile
     from servecap.sim.runner import start_server_process
     from servecap.storage.runs import load_runs
@@ -245,7 +247,8 @@ def cmax_repeated(repeats: int, rounds: int, configs: Sequence[str]) -> None:
     1, 2, 4 and 8, `repeats` times, fresh each time: how often the client's timing moves a
     C_max that depends on those levels (sglang-spec's), and each repeat's P90 TTFT."""
     from servecap.api.run import Secrets, run_benchmark
-    from servecap.core.config import SLO, ClientOptions, RunConfig
+    from servecap.api.run_config import RunConfig
+    from servecap.core.config import SLO, ClientOptions
     from servecap.sim.runner import start_server_process
     from servecap.stats.capacity import plan_levels
     from servecap.storage.runs import load_runs
@@ -260,7 +263,7 @@ def cmax_repeated(repeats: int, rounds: int, configs: Sequence[str]) -> None:
                                            rounds=rounds, out_dir=str(Path(tmp) / "runs"),
                                            client=client)  # fmt: skip
                     (run,) = load_runs([run_benchmark(run_config, Secrets()).run_dir])
-                got.append(plan_levels(run.levels, SLO()).c_max)
+                got.append(plan_levels(run.levels, SLO(), kind_of).c_max)
                 p90 = [round(lv.value("ttft", "p90") or 0) for lv in run.levels]
                 print(f"  {config} repeat {k + 1}: C_max {got[-1]}, P90 TTFT ms {p90}", flush=True)
         hits = sum(c == SEED_CMAX[config] for c in got)

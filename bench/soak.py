@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import uvloop
+from servecap.load.closed_loop import run_closed_level
 
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.config import ClientOptions
 from servecap.core.level_key import LevelKey
-from servecap.core.load_spec import ClosedLevel
 from servecap.core.records import RequestRecord
-from servecap.load.closed_loop import run_closed_level
-from servecap.load.scheduler import LevelIO
+from servecap.kinds.closed import ClosedLevel
+from servecap.kinds.io import LevelIO
 from servecap.sim.runner import start_server_process
 from servecap.storage.run_dir import RecordWriter
 from servecap.workload.source import builtin_source

@@ -5,6 +5,7 @@ from __future__ import annotations
 from servecap.analysis.headline import Held, c_max_text, headline
 from servecap.api.plan import plan_capacity
 from servecap.core.config import SLO
+from servecap.kinds.registry import kind_of
 from servecap.stats.capacity import plan_levels
 from servecap.storage.import_summary import import_summary
 from tests.seed_data import SEED_CSV
@@ -69,6 +70,6 @@ def test_c_max_at_the_highest_level_is_a_lower_bound(tmp_path):
     # mean: vllm-direct and sglang-direct pass at every level up to c=64, the others stop
     assert bound == {"vllm-direct": True, "vllm-spec": False, "sglang-direct": True,
                      "sglang-spec": False}
-    assert plan_levels([], SLO()).c_max_lower_bound is False
+    assert plan_levels([], SLO(), kind_of).c_max_lower_bound is False
     assert c_max_text(64, True) == "C_max >= 64" and c_max_text(16, False) == "C_max 16"
     assert c_max_text(None, False) == "C_max none"

@@ -16,9 +16,11 @@ from servecap.api.find_cmax import CmaxPlan, grid_bracket, refined_levels, refin
 from servecap.api.plan import plan_capacity
 from servecap.api.progress import NullProgress
 from servecap.api.run import run_benchmark
+from servecap.api.run_config import RunConfig
 from servecap.cli.main import app
-from servecap.core.config import SLO, ClientOptions, FindCmax, RunConfig
+from servecap.core.config import SLO, ClientOptions, FindCmax
 from servecap.core.summary import LevelSummary
+from servecap.kinds.registry import kind_of
 from servecap.stats.capacity import plan_levels
 from servecap.storage.runs import load_run
 from tests.api.test_verify import simulator
@@ -50,7 +52,7 @@ def test_bisects_between_the_last_passing_and_first_failing_level():
     result = plan.result()
     assert result is not None and result.status.value == "converged"
     levels = plan.capture.summaries
-    assert plan_levels(levels, SLO_P90.slo).c_max == 45
+    assert plan_levels(levels, SLO_P90.slo, kind_of).c_max == 45
     assert refined_levels(config, levels) == [48, 40, 44, 46, 45]
     line = refinement_line(config, levels)
     assert line is not None and "C_max 45" in line and "first miss c=46" in line
@@ -61,7 +63,7 @@ def test_the_budget_caps_the_added_levels_and_c_max_stays_a_measured_pass():
                        find_cmax=SLO_P90.model_copy(update={"budget": 2}))
     measured, plan = drive(config, lambda c: c <= 45)
     assert measured == [16, 32, 64, 48, 40]
-    assert plan_levels(plan.capture.summaries, SLO_P90.slo).c_max == 40
+    assert plan_levels(plan.capture.summaries, SLO_P90.slo, kind_of).c_max == 40
     assert plan.result().status.value == "budget_spent"
 
 
@@ -147,7 +149,8 @@ def test_find_cmax_on_the_simulator_lands_between_grid_levels(tmp_path: Path):
 def test_the_config_refuses_find_cmax_on_another_load_kind():
     from pydantic import ValidationError
 
-    from servecap.core.load_spec import ClosedLoad, SessionsLoad
+    from servecap.kinds.closed import ClosedLoad
+    from servecap.kinds.sessions import SessionsLoad
 
     with pytest.raises(ValidationError, match="refines a concurrency grid"):
         RunConfig(find_cmax=SLO_P90, load=SessionsLoad(users=[3]))

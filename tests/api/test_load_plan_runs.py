@@ -13,9 +13,10 @@ from servecap.api.plan import plan_runs
 from servecap.api.progress import NullProgress
 from servecap.api.report import build_report
 from servecap.api.run import RunOutcome, run_benchmark_async
-from servecap.core.config import SLO, ClientOptions, RunConfig
+from servecap.api.run_config import RunConfig
+from servecap.core.config import SLO, ClientOptions
 from servecap.core.level_key import LevelKey
-from servecap.core.load_spec import FixedLoad
+from servecap.kinds.fixed import FixedLoad
 from servecap.report.charts_spec import all_charts
 from servecap.storage.run_dir import SUMMARY_CSV, SUMMARY_JSON
 from servecap.storage.runs import load_run

@@ -15,9 +15,10 @@ import pytest
 from typer.testing import CliRunner
 
 from servecap.api.run import Secrets, run_benchmark
+from servecap.api.run_config import RunConfig
 from servecap.api.verify import VerifyOptions, verify
 from servecap.cli.main import app
-from servecap.core.config import ClientOptions, RunConfig
+from servecap.core.config import ClientOptions
 from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary
 from servecap.storage.run_dir import write_summaries
@@ -163,7 +164,7 @@ def test_search_on_miss_measures_one_level_when_the_prediction_holds(boundary, e
     from servecap.api.adaptive import SummaryCapture
     from servecap.api.progress import NullProgress
     from servecap.api.verify import _UsersPlan
-    from servecap.core.load_spec import SessionsLoad
+    from servecap.kinds.sessions import SessionsLoad
     from servecap.stats.search import users_search
 
     options = VerifyOptions(search_on_miss=True, factor=1.25, tolerance=0.1, budget=4)

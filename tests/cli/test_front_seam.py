@@ -12,10 +12,11 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError
 from typer.testing import CliRunner
 
+from servecap.api.run_config import RunConfig
 from servecap.cli.common import SLO_DEFAULTS, StatChoice
 from servecap.cli.main import app
 from servecap.cli.run_cmd import RUN_FLAGS
-from servecap.core.config import SLO, ClientOptions, RunConfig, Statistic, parse_levels
+from servecap.core.config import SLO, ClientOptions, Statistic, parse_levels
 from servecap.core.errors import UserInputError
 from servecap.core.numbers import MISSING, fmt_number
 from servecap.core.validation import first_problem, user_input_error

@@ -181,10 +181,10 @@ def test_the_progress_total_grows_with_levels_a_plan_adds() -> None:
 
     progress = RichProgress(Console(file=io.StringIO(), width=COLUMNS))
     progress.started(4, "run", "m")
-    progress.level_started(LevelKey("closed", 2), 4)
+    progress.level_started(LevelKey.closed(2), 4)
     for i in range(4):
         progress.request_done(RequestRecord(i, 2, i % 2, 0))
-    progress.level_started(LevelKey("closed", 3), 6)  # a refinement the grid did not hold
+    progress.level_started(LevelKey.closed(3), 6)  # a refinement the grid did not hold
     progress.stop()
     (task,) = progress.bar.tasks
     assert (task.total, task.completed) == (10, 4)

@@ -14,7 +14,7 @@ import pytest
 from servecap.api.compare import CompareConfig, servers
 from servecap.api.compare_lockstep import run_lockstep
 from servecap.api.compare_targets import build_targets
-from servecap.core.config import RunConfig
+from servecap.api.run_config import RunConfig
 from servecap.core.errors import UserInputError
 
 pytestmark = pytest.mark.timeout(180)

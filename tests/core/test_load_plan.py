@@ -7,32 +7,36 @@ import json
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from servecap.core.config import RunConfig
-from servecap.core.level_key import LEVEL_KINDS, LevelKey, bound_text, keys_text
-from servecap.core.load_spec import ClosedLoad, FixedLoad, LoadSpec, warmup_level
+from servecap.api.run_config import RunConfig
+from servecap.core.level_key import LevelKey, bound_text, keys_text
 from servecap.core.records import RequestRecord
 from servecap.core.summary import SUMMARY_COLUMNS, LevelSummary, summary_columns
+from servecap.kinds.closed import ClosedLoad, warmup_level
+from servecap.kinds.fixed import FixedLoad
+from servecap.kinds.registry import KINDS, LoadSpec, kind_of
 
 
 def test_keys_print_parse_and_order() -> None:
     c32 = LevelKey.closed(32)
     assert str(c32) == "c=32" and LevelKey.parse("c=32") == c32 and LevelKey.parse("32") == c32
-    assert str(LevelKey("fixed", 2)) == "fixed=2" and LevelKey.parse("fixed=2").kind == "fixed"
+    assert str(LevelKey("fixed", 2)) == "fixed=2" and kind_of(LevelKey.parse("fixed=2")).name == "fixed"
     assert sorted([c32, LevelKey.closed(8), LevelKey.closed(2)]) == [
         LevelKey.closed(2), LevelKey.closed(8), c32
     ]
     assert keys_text([LevelKey.closed(1), LevelKey.closed(2)]) == "c=1,2"
     assert bound_text(LevelKey.closed(8), "<=") == "c<=8"
     with pytest.raises(ValueError, match="not a level key"):
-        LevelKey.parse("rpm=3")
+        LevelKey.parse("rpm")
+    with pytest.raises(ValueError, match="no load kind has levels like rpm=3"):
+        kind_of(LevelKey.parse("rpm=3"))
 
 
 def test_every_kind_presents_itself() -> None:
-    closed = LEVEL_KINDS["closed"]
+    closed = KINDS["closed"].text
     assert (closed.quantity, closed.axis_title, closed.mode) == (
         "concurrency", "concurrency (c)", "closed loop"
     )
-    assert all(kind.methodology and kind.axis_title for kind in LEVEL_KINDS.values())
+    assert all(kind.text.methodology and kind.text.axis_title for kind in KINDS.values())
 
 
 def test_load_spec_is_discriminated_on_kind() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from servecap.core.records import RequestRecord
-from servecap.metrics.request_metrics import request_metrics
+from servecap.core.request_metrics import request_metrics
 from servecap.storage.run_dir import iter_records
 
 # The request shape every engine test uses: short outputs keep a 4-level sweep near a minute.

@@ -14,10 +14,9 @@ import pytest
 
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.config import ClientOptions
-from servecap.core.load_spec import ClosedLoad
 from servecap.core.records import RequestRecord
-from servecap.load.closed_loop import run_closed_level
-from servecap.load.scheduler import LevelIO
+from servecap.kinds.closed import ClosedLoad
+from servecap.kinds.io import LevelIO
 from servecap.metrics.level import summarise_level
 from servecap.workload.source import builtin_source
 from tests.faults.runs import invoke, only_run_dir, rows, run_args, run_info
@@ -30,9 +29,7 @@ async def _client_rows(options: ClientOptions, n: int = 3) -> list[RequestRecord
     async with make_session(options, 1, {}) as session:
         client = StreamingClient(session, options, MODEL, "chat", 4)
         level = ClosedLoad(concurrency=[1], rounds=n).levels()[0]
-        await run_closed_level(
-            level, LevelIO(client, builtin_source(8, 4), out.append, itertools.count())
-        )
+        await level.run(LevelIO(client, builtin_source(8, 4), out.append, itertools.count()))
     return out
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from servecap.core.config import SLO
 from servecap.core.summary import LevelSummary
+from servecap.kinds.registry import kind_of
 from servecap.stats.capacity import plan_levels
 from tests.faults.runs import invoke_report
 from tests.interrupt.proc import load_rows, servecap, signal_and_wait, start_run, wait_for_rows
@@ -26,9 +27,9 @@ def _level(c: int, partial: bool | None = None) -> LevelSummary:
 
 def test_a_partial_level_sets_no_c_max_unless_asked() -> None:
     levels = [_level(1), _level(2), _level(4, partial=True)]
-    assert plan_levels(levels, SLO()).c_max == 2
-    assert plan_levels(levels, SLO(), include_partial=True).c_max == 4
-    assert plan_levels([_level(1), _level(2, partial=False)], SLO()).c_max == 2
+    assert plan_levels(levels, SLO(), kind_of).c_max == 2
+    assert plan_levels(levels, SLO(), kind_of, include_partial=True).c_max == 4
+    assert plan_levels([_level(1), _level(2, partial=False)], SLO(), kind_of).c_max == 2
 
 
 @pytest.mark.slow

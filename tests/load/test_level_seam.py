@@ -10,10 +10,11 @@ from typing import Any
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.config import ClientOptions
 from servecap.core.level_key import LevelKey
-from servecap.core.load_spec import ClosedLoad, FixedLoad
 from servecap.core.records import RequestRecord
-from servecap.load.scheduler import LevelIO
-from servecap.load.schedulers import SCHEDULERS
+from servecap.kinds.closed import ClosedLoad
+from servecap.kinds.fixed import FixedLoad
+from servecap.kinds.io import LevelIO
+from servecap.kinds.registry import KINDS
 from servecap.load.sweep import run_level
 from servecap.workload.source import Request
 from tests.servers.schedule_server import Schedule, ServerThread, make_app
@@ -95,4 +96,4 @@ def test_fixed_schedule_sends_at_its_target_times() -> None:
     # scheduled_at is the absolute target, exactly, whatever the wake-up jitter
     assert [r.scheduled_at - t0 for r in rows] == [round(s * 1e9) for s in offsets]
     assert all(r.sent_at is not None and r.sent_at >= r.scheduled_at for r in rows)
-    assert {r.key for r in rows} == {LevelKey("fixed", 1)} and "fixed" in SCHEDULERS
+    assert {r.key for r in rows} == {LevelKey("fixed", 1)} and "fixed" in KINDS

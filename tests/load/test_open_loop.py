@@ -10,11 +10,10 @@ import itertools
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.config import ClientOptions
 from servecap.core.level_key import LevelKey
-from servecap.core.load_spec import OpenLevel, OpenLoad
 from servecap.core.records import RequestRecord
-from servecap.load.open_loop import level_offsets_ns
-from servecap.load.scheduler import LevelIO
-from servecap.load.schedulers import SCHEDULERS
+from servecap.kinds.io import LevelIO
+from servecap.kinds.open_loop import OpenLevel, OpenLoad, level_offsets_ns
+from servecap.kinds.registry import KINDS
 from servecap.load.sweep import run_level
 from servecap.workload.arrivals import ArrivalProcess
 from servecap.workload.source import builtin_source
@@ -34,18 +33,18 @@ async def _run(base_url: str, level: OpenLevel) -> list[RequestRecord]:
 def test_targets_are_the_arrival_schedule_exactly() -> None:
     level = OpenLoad(rates=[40.0], requests=24, seed=7, warmup_s=0, cooldown_s=0).levels()[0]
     planned = ArrivalProcess("poisson", 40.0).offsets(seed=7, count=24)
-    assert level_offsets_ns(level) == [round(float(t) * 1e9) for t in planned]
+    assert list(level_offsets_ns(level)) == [round(float(t) * 1e9) for t in planned]
     # Each request takes ~0.1 s, several times the mean gap: a closed loop could not
     # keep this schedule, an open loop must.
     slow = Schedule(ttft_s=0.05, chunk_interval_s=0.02)
     with ServerThread(make_app(slow)) as server:
         rows = asyncio.run(_run(server.base_url, level))
-    assert len(rows) == 24 and all(r.ok for r in rows) and "open" in SCHEDULERS
-    assert {r.key for r in rows} == {LevelKey("open", 40.0)}
+    assert len(rows) == 24 and all(r.ok for r in rows) and "open" in KINDS
+    assert {r.key for r in rows} == {LevelKey("rate", 40.0, "/s")}
     assert {r.level for r in rows} == {"rate=40/s"}
     # scheduled_at is t0 + the planned offset, to the nanosecond, whatever the wake-ups
     t0 = rows[0].scheduled_at - level_offsets_ns(level)[0]
-    assert [r.scheduled_at - t0 for r in rows] == level_offsets_ns(level)
+    assert [r.scheduled_at - t0 for r in rows] == list(level_offsets_ns(level))
     assert all(r.sent_at is not None and r.sent_at >= r.scheduled_at for r in rows)
     assert all(r.admitted_at is None for r in rows)  # the cap (1024) never filled
     # open loop: requests overlapped (a later one was sent before an earlier one ended)

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from servecap.api.run import Secrets, run_benchmark
-from servecap.core.config import ClientOptions, RunConfig
-from servecap.core.load_spec import OpenLoad
-from servecap.load.open_loop import level_offsets_ns
+from servecap.api.run_config import RunConfig
+from servecap.core.config import ClientOptions
+from servecap.kinds.open_loop import OpenLoad, level_offsets_ns
 from servecap.sim.runner import start_server_process
 from tests.interrupt.proc import load_rows
 

@@ -13,9 +13,10 @@ from aiohttp import web
 from typer.testing import CliRunner
 
 from servecap.api.run import Secrets, run_benchmark, run_benchmark_async
+from servecap.api.run_config import RunConfig
 from servecap.cli.main import app as cli_app
-from servecap.core.config import ClientOptions, RunConfig
-from servecap.core.load_spec import SessionsLoad
+from servecap.core.config import ClientOptions
+from servecap.kinds.sessions import SessionsLoad
 from servecap.sim.profiles import builtin_profile
 from servecap.sim.runner import start_server_in_thread
 from servecap.storage.runs import load_run

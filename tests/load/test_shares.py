@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from servecap.core.level_key import LevelKey
-from servecap.core.load_spec import ClosedLoad, FixedLevel, OpenLoad, SessionsLoad
 from servecap.core.records import RequestRecord
-from servecap.load.open_loop import level_offsets_ns
-from servecap.load.planned import PlannedLevel
+from servecap.kinds.closed import ClosedLoad
+from servecap.kinds.fixed import FixedLevel
+from servecap.kinds.open_loop import OpenLoad, level_offsets_ns
+from servecap.kinds.planned import PlannedLevel
+from servecap.kinds.sessions import SessionsLoad
 from servecap.load.shares import STREAMS_PER_WORKER, auto_workers, split_level
 from servecap.load.worker_wire import (
     decode,
@@ -19,6 +21,7 @@ from servecap.load.worker_wire import (
     record_to_wire,
     shift_record,
 )
+from servecap.workload.sources import PlannedRequest
 
 
 @pytest.mark.parametrize(("c", "rounds", "n"), [(1, 10, 2), (5, 3, 2), (64, 10, 3), (7, 1, 4)])
@@ -50,13 +53,20 @@ def test_sessions_share_the_users_by_part():
     assert all(s.level == level for s in shares)
 
 
-def test_replay_needs_row_offsets_and_uses_them():
-    from servecap.core.load_spec import ReplayLevel
+class _Rows:
+    """A trace source's one method a replay's split reads: row i, at offset i seconds."""
 
-    level = ReplayLevel(key=LevelKey("replay", 2.0), n_requests=4, speed=2.0)
-    with pytest.raises(ValueError, match="row offsets"):
+    def request(self, i):
+        return PlannedRequest(i, (), 8, 1, offset_s=float(i))
+
+
+def test_replay_needs_row_offsets_and_uses_them():
+    from servecap.kinds.replay import ReplayLevel
+
+    level = ReplayLevel(key=LevelKey("speed", 2.0, "x"), n_requests=4, speed=2.0)
+    with pytest.raises(TypeError, match="trace source"):
         split_level(level, 2)
-    shares = split_level(level, 2, lambda i: float(i))
+    shares = split_level(level, 2, _Rows())
     assert shares[0].level.targets == ((0, 0), (2, 1_000_000_000))
     assert shares[1].level.replay
 
@@ -74,7 +84,7 @@ def test_auto_is_one_process_until_one_core_is_not_enough():
     OpenLoad(rates=[2.0], requests=5).levels()[0],
     SessionsLoad(users=[4], think="fixed:1", turns="uniform:1:3").levels()[0],
     FixedLevel(key=LevelKey("fixed", 2), n_requests=2, offsets_ns=(0, 5)),
-    PlannedLevel(key=LevelKey("open", 2.0), n_requests=2, targets=((0, 0), (3, 9)), cap=4),
+    PlannedLevel(key=LevelKey("rate", 2.0, "/s"), n_requests=2, targets=((0, 0), (3, 9)), cap=4),
 ])
 def test_levels_travel_as_json(level):
     line = encode({"op": "level", "level": level_to_wire(level)})
@@ -82,7 +92,7 @@ def test_levels_travel_as_json(level):
 
 
 def test_records_travel_and_change_clocks_exactly():
-    record = RequestRecord.for_level(LevelKey("open", 2.0), 7, 3, 1_000)
+    record = RequestRecord.for_level(LevelKey("rate", 2.0, "/s"), 7, 3, 1_000)
     record.sent_at, record.first_token_at, record.ended_at = 1_010, 1_500, 2_000
     record.chunk_at = [1_500, 1_700]
     back = record_from_wire(decode(encode({"op": "r", "rec": record_to_wire(record)}))["rec"])
@@ -99,8 +109,8 @@ def test_a_message_must_be_an_object_with_an_op():
 
 
 def test_the_pool_is_sized_without_running_an_adaptive_plan_ahead():
+    from servecap.api.run_config import RunConfig
     from servecap.api.run_workers import pool_size
-    from servecap.core.config import RunConfig
 
     class Adaptive:
         def levels(self):

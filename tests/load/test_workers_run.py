@@ -19,9 +19,9 @@ from aiohttp import web
 
 from servecap.api.progress import NullProgress
 from servecap.api.run import Secrets, run_benchmark, run_benchmark_async
-from servecap.core.config import ClientOptions, RunConfig
-from servecap.core.load_spec import OpenLoad
-from servecap.load.open_loop import level_offsets_ns
+from servecap.api.run_config import RunConfig
+from servecap.core.config import ClientOptions
+from servecap.kinds.open_loop import OpenLoad, level_offsets_ns
 from servecap.sim.runner import start_server_process
 from servecap.storage.runs import load_run
 from tests.interrupt.proc import load_rows, requests_file, start_run, wait_for_rows

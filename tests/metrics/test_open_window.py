@@ -6,16 +6,17 @@ from __future__ import annotations
 import pytest
 
 from servecap.core.level_key import LevelKey
-from servecap.core.load_spec import OpenLoad
 from servecap.core.records import RequestRecord
 from servecap.core.summary import SUMMARY_COLUMNS
+from servecap.kinds.closed import ClosedLoad
+from servecap.kinds.open_loop import OpenLoad
+from servecap.kinds.window import Window, apply_window
 from servecap.metrics.level import summarise_level, summarise_records
 from servecap.metrics.schedule import CLIENT_LATE_P99_MS
-from servecap.metrics.window import Window, apply_window, window_of
 
 S = 1_000_000_000
 MS = 1_000_000
-RATE = LevelKey("open", 2.0)
+RATE = LevelKey("rate", 2.0, "/s")
 
 
 def rec(i: int, at_s: float, latency_s: float = 0.5, late_ms: float = 0.0,
@@ -61,10 +62,10 @@ def test_an_empty_window_keeps_everything_and_no_records_is_empty() -> None:
         Window(-1.0, 0.0)
 
 
-def test_window_of_reads_any_spec_with_the_two_fields() -> None:
+def test_an_open_level_owns_its_window_and_a_closed_one_has_none() -> None:
     load = OpenLoad(rates=[1.0], duration_s=30, warmup_s=3, cooldown_s=4)
-    assert window_of(load) == Window(3.0, 4.0) == window_of(load.levels()[0])
-    assert window_of(object()) is None
+    assert load.levels()[0].window() == Window(3.0, 4.0)
+    assert ClosedLoad(concurrency=[2]).levels()[0].window() is None
 
 
 def test_schedule_columns_of_an_open_level() -> None:

@@ -1,8 +1,8 @@
 import pytest
 
 from servecap.core.records import RequestRecord
+from servecap.core.request_metrics import request_metrics
 from servecap.metrics.level import summarise_level
-from servecap.metrics.request_metrics import request_metrics
 
 MS = 1_000_000
 

@@ -8,13 +8,13 @@ import pytest
 
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
-from servecap.metrics.sessions_level import session_fields
+from servecap.kinds.sessions_summary import session_fields
 
 S = 1_000_000_000
 
 
 def turn(user: int, n: int, sent_s: float, ended_s: float, think_after_s: float) -> RequestRecord:
-    record = RequestRecord.for_level(LevelKey("sessions", 1), n, user, int(sent_s * S))
+    record = RequestRecord.for_level(LevelKey("users", 1), n, user, int(sent_s * S))
     return replace(
         record, sent_at=int(sent_s * S), ended_at=int(ended_s * S), user=user, turn=n,
         think_after_s=think_after_s, first_token_at=int((sent_s + 0.1) * S),

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from servecap.api.run_config import RunConfig
 from servecap.api.workload import build_source, client_extra_body
 from servecap.api.workload_options import WorkloadFlags, config_fields
-from servecap.core.config import RunConfig
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
-from servecap.core.load_spec import ReplayLoad
 from servecap.core.workload_spec import WorkloadSpec
+from servecap.kinds.replay import ReplayLoad
 from servecap.workload.source import PromptCycle
 from servecap.workload.sources import DatasetSource, SyntheticSource, TraceSource
 from tests.faults.runs import invoke
@@ -118,7 +118,7 @@ def test_flags_pick_the_source_and_plain_flags_keep_the_builtin_prompts(tmp_path
     assert isinstance(replay.load, ReplayLoad) and replay.load.rows > 100
     assert isinstance(build_source(replay), TraceSource)
     assert [lv.key for lv in replay.load.levels()] == [
-        LevelKey("replay", 0.5), LevelKey("replay", 2)
+        LevelKey("speed", 0.5, "x"), LevelKey("speed", 2, "x")
     ]
     assert client_extra_body(replay) == {"ignore_eos": True}
     assert client_extra_body(plain) == {}
@@ -128,9 +128,9 @@ def test_flags_pick_the_source_and_plain_flags_keep_the_builtin_prompts(tmp_path
 
 def test_replay_keys_read_back_from_their_text() -> None:
     for speed in (0.5, 1, 2, 10):
-        key = LevelKey("replay", speed)
+        key = LevelKey("speed", speed, "x")
         assert LevelKey.parse(str(key)) == key
-    assert str(LevelKey("replay", 2)) == "speed=2x"
+    assert str(LevelKey("speed", 2, "x")) == "speed=2x"
 
 
 def test_a_dataset_with_an_output_distribution_is_refused(tmp_path: Path) -> None:

@@ -12,11 +12,13 @@ import pytest
 from servecap.api.plan import plan_runs
 from servecap.api.report import build_report
 from servecap.api.run import run_benchmark_async
-from servecap.core.config import SLO, ClientOptions, RunConfig
+from servecap.api.run_config import RunConfig
+from servecap.core.config import SLO, ClientOptions
 from servecap.core.level_key import LevelKey
-from servecap.core.load_spec import ReplayLoad
 from servecap.core.records import RequestRecord
 from servecap.core.workload_spec import WorkloadSpec
+from servecap.kinds.registry import KINDS
+from servecap.kinds.replay import ReplayLoad
 from servecap.metrics.lengths import lateness_fields, length_fields
 from servecap.sim.profiles import load_profile
 from servecap.sim.runner import start_server_in_thread
@@ -39,7 +41,7 @@ def test_a_replay_sends_each_row_at_its_offset_with_its_lengths(tmp_path: Path) 
                            client=ClientOptions(base_url=sim.base_url))
         outcome = asyncio.run(run_benchmark_async(config))
     keys = [lv.key for lv in outcome.levels]
-    assert keys == [LevelKey("replay", 1), LevelKey("replay", 2)]
+    assert keys == [LevelKey("speed", 1, "x"), LevelKey("speed", 2, "x")]
     run = load_run(outcome.run_dir)
     for level in run.levels:
         assert level.n_ok == 4
@@ -90,7 +92,7 @@ def run_config(run_dir: Path) -> dict:
 
 
 def record(i: int, sent_in: int, sent_out: int, served: int, late_ns: int) -> RequestRecord:
-    r = RequestRecord.for_level(LevelKey("replay", 1), i, i, 1_000_000)
+    r = RequestRecord.for_level(LevelKey("speed", 1, "x"), i, i, 1_000_000)
     r.sent_at = 1_000_000 + late_ns
     r.input_tokens_sent, r.max_tokens_sent = sent_in, sent_out
     r.prompt_tokens, r.completion_tokens = sent_in, served
@@ -106,10 +108,12 @@ def test_length_and_lateness_columns_from_records() -> None:
     assert lengths["output_tokens_sent_p90"] == 5
     assert lengths["completion_tokens_p50"] == 5 and lengths["prompt_tokens_p50"] == 25
     assert "prompt_tokens_mean" not in lengths  # the throughput block owns the means
-    late = lateness_fields(LevelKey("replay", 1), rows)
+    late = lateness_fields(rows)
     assert late["send_lateness_mean_ms"] == 2.0 and late["send_lateness_max_ms"] == 4.0
     assert late["send_lateness_p99_ms"] == pytest.approx(3.96)
-    assert lateness_fields(LevelKey.closed(4), rows) == {}
+    # a closed loop, sent when a stream frees, has no lateness columns; a replay has them
+    closed, replay = KINDS["closed"], KINDS["replay"]
+    assert not closed.scheduled() and replay.scheduled()
     assert length_fields([]) == {}
 
 

@@ -12,8 +12,9 @@ import pytest
 from aiohttp import web
 
 from servecap.api.run import run_benchmark_async
+from servecap.api.run_config import RunConfig
 from servecap.client.metrics_scrape import scrape_once
-from servecap.core.config import ClientOptions, RunConfig
+from servecap.core.config import ClientOptions
 from servecap.storage.server_metrics_file import SERVER_METRICS_FILE, read_scrapes
 from tests.servermetrics.expositions import VLLM_V1
 from tests.servers.app_thread import AppThread

@@ -2,6 +2,7 @@ import pytest
 
 from servecap.core.config import SLO
 from servecap.core.summary import LevelSummary
+from servecap.kinds.registry import kind_of
 from servecap.stats.capacity import plan_levels, users_by_littles_law
 
 
@@ -17,27 +18,28 @@ def test_littles_law_rounds_to_nearest():
 
 def test_c_max_needs_every_lower_level_to_pass():
     levels = [level(1, 100, 50, 1.0), level(2, 1200, 50, 1.0), level(4, 500, 50, 1.0)]
-    plan = plan_levels(levels, SLO())
+    plan = plan_levels(levels, SLO(), kind_of)
     assert plan.c_max == 1
     assert plan.users == round(1 * (1 + 45 / 1.0))
     assert [v.ttft_ok for v in plan.levels] == [True, False, True]
 
 
 def test_no_compliant_level_gives_no_capacity():
-    plan = plan_levels([level(1, 2000, 50, 1.0)], SLO())
+    plan = plan_levels([level(1, 2000, 50, 1.0)], SLO(), kind_of)
     assert plan.c_max is None and plan.users is None
 
 
 def test_failures_are_slo_misses():
-    plan = plan_levels([level(1, 100, 50, 1.0), level(2, 100, 50, 1.0, error_rate=0.1)], SLO())
+    levels = [level(1, 100, 50, 1.0), level(2, 100, 50, 1.0, error_rate=0.1)]
+    plan = plan_levels(levels, SLO(), kind_of)
     assert plan.c_max == 1
 
 
 def test_tps_slo_uses_statistic():
     levels = [level(1, 100, 14.9, 2.0)]
-    assert plan_levels(levels, SLO(tps=15)).c_max is None
-    assert plan_levels(levels, SLO(tps=14)).c_max == 1
-    assert plan_levels(levels, SLO(tps=14, think_time_s=0)).users == 1
+    assert plan_levels(levels, SLO(tps=15), kind_of).c_max is None
+    assert plan_levels(levels, SLO(tps=14), kind_of).c_max == 1
+    assert plan_levels(levels, SLO(tps=14, think_time_s=0), kind_of).users == 1
 
 
 def test_slo_rejects_nonsense():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from servecap.core.level_key import CLOSED, LevelKey
+from servecap.core.level_key import LevelKey
 from servecap.stats.capacity import CapacityPlan, LevelVerdict
 from servecap.stats.draws import (
     c_max_counts,
@@ -32,7 +32,7 @@ def test_a_c_max_at_the_top_level_is_a_lower_bound_and_none_is_named() -> None:
 
 def _draw(ttft_ok: dict[int, bool], tps_ok: dict[int, bool] | None = None) -> CapacityPlan:
     """One draw's plan: each closed level's verdicts (only the verdicts matter here)."""
-    levels = [LevelVerdict(level=LevelKey(CLOSED, c), ttft=1.0, tps=1.0, ttft_ok=ok,
+    levels = [LevelVerdict(level=LevelKey.closed(c), ttft=1.0, tps=1.0, ttft_ok=ok,
                            tps_ok=(tps_ok or {}).get(c, True)) for c, ok in ttft_ok.items()]
     return CapacityPlan(c_max=None, latency_mean_s=None, users=None, levels=levels)
 

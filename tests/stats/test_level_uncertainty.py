@@ -12,6 +12,7 @@ from servecap.cli.main import app
 from servecap.core.config import SLO
 from servecap.core.records import RequestRecord
 from servecap.core.summary import SUMMARY_COLUMNS, IntervalSummary, LevelSummary
+from servecap.kinds.registry import kind_of
 from servecap.metrics.level import summarise_level
 from servecap.stats.capacity import plan_levels
 from servecap.storage.run_dir import load_summaries, write_summaries
@@ -68,11 +69,11 @@ def test_intervals_in_json_not_csv_and_old_runs_still_load(tmp_path):
 
 
 def test_too_few_samples_warned_beside_the_verdict():
-    plan = plan_levels([level_from(12)], SLO(ttft_ms=1000, tps=1))
+    plan = plan_levels([level_from(12)], SLO(ttft_ms=1000, tps=1), kind_of)
     (verdict,) = plan.levels
     assert verdict.warnings == ["P90 from only 12 successful requests (want >= 20)"]
-    assert plan_levels([level_from(12)], SLO(statistic="mean")).levels[0].warnings == []
-    assert plan_levels([level_from(25)], SLO()).levels[0].warnings == []
+    assert plan_levels([level_from(12)], SLO(statistic="mean"), kind_of).levels[0].warnings == []
+    assert plan_levels([level_from(25)], SLO(), kind_of).levels[0].warnings == []
 
 
 def ci_level(c, low, est, high, tps=50.0, error_rate=0.0):
@@ -90,7 +91,7 @@ def test_verdicts_pass_fail_undecided_and_the_bracket():
     slo = SLO(ttft_ms=1000, tps=10, think_time_s=18)
     levels = [ci_level(8, 300, 400, 500), ci_level(16, 800, 950, 1100),
               ci_level(32, 1200, 1500, 1900), ci_level(64, 2000, 2500, 3000)]
-    plan = plan_levels(levels, slo)
+    plan = plan_levels(levels, slo, kind_of)
     assert [v.verdict for v in plan.levels] == ["pass", "undecided", "fail", "fail"]
     assert [v.ttft_ci for v in plan.levels][1] == [800, 1100]
     assert plan.c_max == 16 and plan.below == 8 and plan.above == 32
@@ -101,14 +102,14 @@ def test_verdicts_pass_fail_undecided_and_the_bracket():
 
 def test_failed_requests_bind_as_errors():
     slo = SLO(ttft_ms=1000, tps=10)
-    plan = plan_levels([ci_level(1, 1, 2, 3), ci_level(2, 1, 2, 3, error_rate=0.1)], slo)
+    plan = plan_levels([ci_level(1, 1, 2, 3), ci_level(2, 1, 2, 3, error_rate=0.1)], slo, kind_of)
     assert plan.c_max == 1 and plan.above == 2 and plan.binding == ["errors"]
     assert plan.levels[1].verdict == "fail"
 
 
 def test_old_summary_gets_point_verdicts_without_intervals():
     old = LevelSummary(concurrency=4, ttft_p90_ms=900, tps_p90=20, latency_mean_s=1.0)
-    (verdict,) = plan_levels([old], SLO(ttft_ms=1000, tps=10)).levels
+    (verdict,) = plan_levels([old], SLO(ttft_ms=1000, tps=10), kind_of).levels
     assert verdict.verdict == "pass" and verdict.ttft_ci is None and verdict.tps_ci is None
 
 

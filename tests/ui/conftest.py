@@ -12,7 +12,8 @@ pytest.importorskip("streamlit")
 pytest.importorskip("httptools")
 
 from servecap.api.run import Secrets, run_benchmark
-from servecap.core.config import ClientOptions, RunConfig
+from servecap.api.run_config import RunConfig
+from servecap.core.config import ClientOptions
 from servecap.sim.profiles import builtin_profile
 from servecap.sim.runner import SimServerHandle, start_server_in_thread
 

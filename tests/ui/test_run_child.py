@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from servecap.core.config import ClientOptions, RunConfig
+from servecap.api.run_config import RunConfig
+from servecap.core.config import ClientOptions
 from servecap.sim.runner import SimServerHandle
 
 pytestmark = pytest.mark.timeout(120)

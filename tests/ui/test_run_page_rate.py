@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from servecap.core.errors import UserInputError
-from servecap.core.load_spec import OpenLoad
+from servecap.kinds.open_loop import OpenLoad
 from servecap.ui.form import RunForm, build_config
 from servecap.ui.page_run import OPEN_MODE
 

@@ -12,7 +12,8 @@ import asyncio
 from pathlib import Path
 
 from servecap.api.run import run_benchmark_async
-from servecap.core.config import ClientOptions, RunConfig
+from servecap.api.run_config import RunConfig
+from servecap.core.config import ClientOptions
 from servecap.sim.runner import start_server_process
 from servecap.workload.prompts import build_prompts
 from servecap.workload.source import Strided, builtin_source, for_worker

@@ -18,6 +18,7 @@ from servecap.analysis.findings import Finding
 from servecap.analysis.series import ConfigSeries, fmt, ratio
 from servecap.core.level_key import LevelKey
 from servecap.core.summary import LevelSummary
+from servecap.kinds.registry import kind_of
 
 AggregateSource = Literal["measured", "tps_x_c"]
 ThroughputSource = Literal["measured", "c_over_latency"]
@@ -75,8 +76,9 @@ def aggregate_output(series: ConfigSeries) -> AggregateSeries:
 
 
 def _closed_streams(level: LevelSummary) -> int | None:
-    """c of a closed-loop level: the streams whose per-user rates add up (else None)."""
-    return int(level.key.value) if level.key.is_closed else None
+    """The streams a level holds throughout (its kind says: a closed loop's c), whose
+    per-user rates add up to the system's; None for a kind without a fixed number."""
+    return kind_of(level.key).streams(level.key)
 
 
 def system_throughput(series: ConfigSeries) -> list[ThroughputPoint]:

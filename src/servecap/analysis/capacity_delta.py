@@ -26,8 +26,8 @@ from servecap.analysis.comparison import LevelComparison, PairComparison
 from servecap.analysis.speedup import break_even_level
 from servecap.core.config import SLO
 from servecap.core.level_key import LevelKey, format_value
+from servecap.kinds.registry import kind_of
 from servecap.stats.difference import CV_WARN, Bounds, Difference
-from servecap.stats.response_time import users_for_concurrency
 from servecap.stats.verdict import Verdict, combine, judge_interval
 
 
@@ -93,14 +93,14 @@ def _top(levels: list[LevelComparison], ok: list[bool]) -> LevelComparison | Non
 
 
 def _users(level: LevelComparison | None, side: str, pick: str, think_s: float) -> int | None:
-    if level is None or not level.level.is_closed:
+    if level is None:
         return None
     latency = level.diffs.get(("latency_s", "mean"))
     if latency is None:
         return None
     bounds = _side(latency, side)
     response = {"point": bounds.estimate, "low": bounds.high, "high": bounds.low}[pick]
-    return round(users_for_concurrency(level.level.value, response, think_s))
+    return kind_of(level.level).users_at(level.level, response, think_s)
 
 
 def capacity(pair: PairComparison, side: str, slo: SLO) -> Capacity:
@@ -188,7 +188,7 @@ def sentences(h: Headline, pair: PairComparison, slo: SLO) -> list[str]:
                 f"{pair.a} ({conf} {sp.ratio.low:.2f}..{sp.ratio.high:.2f})."
             )
     if h.break_even is not None:
-        prefix = h.speedups[0].level.info.prefix
+        prefix = h.speedups[0].level.prefix
         lines.append(
             f"break-even near {prefix}={h.break_even:.1f} "
             f"({_range(h.break_even_low, h.break_even_high, '{:.1f}')})."

@@ -28,7 +28,9 @@ from servecap.analysis.server_findings import server_findings, spec_pays_finding
 from servecap.analysis.slo import SloAnalysis, boundary_findings, capacity_findings, slo_analysis
 from servecap.analysis.speedup import Pair, PairSpeedup, pair_speedup, speedup_findings
 from servecap.core.config import SLO
-from servecap.core.level_key import CLOSED, LEVEL_KINDS, LevelKey, LevelKind, keys_text
+from servecap.core.level_key import LevelKey, keys_text
+from servecap.kinds.base import KindText
+from servecap.kinds.registry import DEFAULT_KIND, KINDS, kind_of
 
 
 class AnalysisOptions(BaseModel):
@@ -54,9 +56,9 @@ class Analysis(BaseModel):
     recommendations: list[Recommendation]
 
     @property
-    def level_kind(self) -> LevelKind:
+    def level_kind(self) -> KindText:
         """How the compared levels present themselves (axis, labels, methodology)."""
-        return self.levels[0].info if self.levels else LEVEL_KINDS[CLOSED]
+        return kind_of(self.levels[0]).text if self.levels else KINDS[DEFAULT_KIND].text
 
     def section(self, name: str) -> list[Finding]:
         return [f for f in self.findings if f.section == name]
@@ -121,11 +123,11 @@ def scenario_levels(series: list[ConfigSeries], levels: list[LevelKey]) -> list[
     """The levels the scenarios compare configurations at: those of the load kind most
     configurations were measured in (concurrency on a tie). A sessions or rate run beside
     concurrency sweeps shares no level with them; its users=400 is not a high c."""
-    kinds = Counter(kind for s in series for kind in {k.kind for k in s.keys})
+    kinds = Counter(name for s in series for name in {kind_of(k).name for k in s.keys})
     if not kinds:
         return levels
-    kind = max(kinds, key=lambda k: (kinds[k], k == CLOSED))
-    return [k for k in levels if k.kind == kind]
+    chosen = KINDS[max(kinds, key=lambda name: (kinds[name], name == DEFAULT_KIND))]
+    return [k for k in levels if chosen.owns(k)]
 
 
 def _data_notes(series: list[ConfigSeries]) -> list[Finding]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
-from servecap.metrics.request_metrics import request_metrics
+from servecap.core.request_metrics import request_metrics
 from servecap.stats.bootstrap import DEFAULT_CONFIDENCE
 from servecap.stats.difference import Difference, compare_samples
 

@@ -14,6 +14,7 @@ from servecap.analysis.series import ConfigSeries
 from servecap.core.config import SLO, Statistic
 from servecap.core.level_key import LevelKey
 from servecap.core.numbers import fmt_number
+from servecap.kinds.registry import kind_of
 from servecap.stats.capacity import LevelVerdict, plan_levels
 
 STATISTICS: tuple[Statistic, ...] = ("p90", "mean")
@@ -68,7 +69,7 @@ def slo_analysis(series: list[ConfigSeries], slo: SLO) -> SloAnalysis:
         judged = slo.model_copy(update={"statistic": stat})
         matrix[stat], capacity[stat] = [], []
         for cfg in series:
-            plan = plan_levels(cfg.levels, judged)
+            plan = plan_levels(cfg.levels, judged, kind_of)
             matrix[stat].extend(
                 SloCell(config=cfg.name, **dict(v)) for v in plan.levels
             )
@@ -113,8 +114,8 @@ def _boundary(
             text=(
                 f"{config}: meets both SLOs ({label}) at every level up to "
                 f"{top.level if top else 'c=?'}"
-                + (f"; {lower_bound_note(int(top.level.value))}."
-                   if top and top.level.is_closed else ".")
+                + (f"; {lower_bound_note(c_max)}."
+                   if top and (c_max := _c_max(top.level)) is not None else ".")
             ),
         )
     misses = []
@@ -162,3 +163,9 @@ def capacity_findings(analysis: SloAnalysis) -> list[Finding]:
             )
         )
     return findings
+
+
+def _c_max(key: LevelKey) -> int | None:
+    """The C_max a top level names, if its kind names one (a closed loop's c)."""
+    c_max: int | None = kind_of(key).capacity_fields(key).get("c_max")
+    return c_max

@@ -17,6 +17,7 @@ from servecap.analysis.findings import Finding
 from servecap.analysis.series import ConfigSeries
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
+from servecap.kinds.registry import kind_of
 
 _SPEC_SUFFIX = re.compile(r"^(?P<stem>.+?)[-_]spec$", re.IGNORECASE)
 
@@ -108,7 +109,7 @@ def _break_even(
     points: list[SpeedupPoint],
 ) -> tuple[tuple[LevelKey, LevelKey] | None, float | None]:
     for prev, cur in pairwise(points):
-        if prev.ratio >= 1.0 > cur.ratio and prev.level.kind == cur.level.kind:
+        if prev.ratio >= 1.0 > cur.ratio and kind_of(prev.level) is kind_of(cur.level):
             x0, x1 = math.log2(prev.level.value), math.log2(cur.level.value)
             frac = (prev.ratio - 1.0) / (prev.ratio - cur.ratio)
             return (prev.level, cur.level), 2 ** (x0 + frac * (x1 - x0))
@@ -156,15 +157,14 @@ def _break_even_finding(result: PairSpeedup) -> Finding:
         )
     lo, hi = result.break_even_between
     before, after = result.at(lo), result.at(hi)
-    kind = lo.info
-    near = f"{kind.prefix}={result.break_even:.1f}{kind.unit}"
+    near = f"{lo.prefix}={result.break_even:.1f}{lo.unit}"
     return Finding(
         kind="break_even",
         section="speedup",
         configs=configs,
         text=(
             f"{label}: break-even near {near} (ratio {before:.2f}x at "
-            f"{lo}, {after:.2f}x at {hi}, interpolated in log2 {kind.prefix}); above it "
+            f"{lo}, {after:.2f}x at {hi}, interpolated in log2 {lo.prefix}); above it "
             f"{result.pair.spec} gives each user fewer tokens/s than {result.pair.base}."
         ),
         numbers={"break_even": result.break_even, "ratio_before": before, "ratio_after": after},

@@ -34,7 +34,8 @@ from servecap.api.compare_targets import Target, check_models
 from servecap.api.loop import loop_factory
 from servecap.api.preflight import check_output_dir, ensure_file_limit
 from servecap.api.progress import NullProgress, ProgressSink
-from servecap.core.config import SLO, RunConfig
+from servecap.api.run_config import RunConfig
+from servecap.core.config import SLO
 from servecap.load.interleave import interleaved_order
 from servecap.storage.run_dir import new_run_dir
 
@@ -83,7 +84,7 @@ def prepare(config: CompareConfig, urls: dict[str, str]) -> tuple[list[Side], li
     plan = base.load_spec()
     pool = plan.max_in_flight()
     ensure_file_limit(pool * len(config.targets))
-    return [new_side(base, t, urls[t.name]) for t in config.targets], plan.levels(), pool
+    return [new_side(base, t, urls[t.name]) for t in config.targets], list(plan.levels()), pool
 
 
 async def run_comparison_async(

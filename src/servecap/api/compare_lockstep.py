@@ -48,9 +48,9 @@ from servecap.api.compare_targets import Target, check_models
 from servecap.api.loop import loop_factory
 from servecap.api.progress import NullProgress, ProgressSink
 from servecap.api.queue_progress import QueueProgress
-from servecap.core.config import RunConfig
+from servecap.api.run_config import RunConfig
 from servecap.core.errors import UserInputError
-from servecap.core.load_spec import LevelSpec
+from servecap.kinds.base import LevelSpec
 from servecap.load.interleave import Slot, interleaved_order
 from servecap.storage.run_dir import new_run_dir
 

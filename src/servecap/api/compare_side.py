@@ -22,16 +22,17 @@ from servecap.api.observers import level_observers
 from servecap.api.preflight import preflight
 from servecap.api.progress import NullProgress, ProgressSink
 from servecap.api.run import new_run_info
+from servecap.api.run_config import RunConfig
 from servecap.client.http import StreamingClient, make_session
-from servecap.core.config import RunConfig
 from servecap.core.level_key import LevelKey
-from servecap.core.load_spec import LevelSpec, warmup_level
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
 from servecap.core.secrets import Secrets, split_url_credentials
 from servecap.core.summary import LevelSummary
+from servecap.kinds.base import LevelSpec
+from servecap.kinds.closed import warmup_level
+from servecap.kinds.io import LevelIO
 from servecap.load.interleave import Slot
-from servecap.load.scheduler import LevelIO
 from servecap.load.sweep import run_level
 from servecap.metrics.level import summarise_level
 from servecap.storage.run_dir import (
@@ -74,8 +75,8 @@ def new_side(base: RunConfig, target: Target, url: str) -> Side:
         "name": target.name, "model": target.model or base.model, "client": client,
         "extra_body": {**base.extra_body, **target.extra_body},
     })
-    config, secrets = split_url_credentials(own, Secrets.from_env(base.client.api_key_env))
-    return Side(target, config, secrets)
+    bare, secrets = split_url_credentials(own.client, Secrets.from_env(base.client.api_key_env))
+    return Side(target, own.model_copy(update={"client": bare}), secrets)
 
 
 async def preflight_side(

@@ -38,8 +38,9 @@ from servecap.api.plan import CapacityReport, plan_runs
 from servecap.api.progress import ProgressSink
 from servecap.api.report import ReportOptions, write_report
 from servecap.api.run import Secrets
+from servecap.api.run_config import RunConfig
 from servecap.api.verify import Verification, VerifyOptions, verify
-from servecap.core.config import DEFAULT_LEVELS, SLO, RunConfig
+from servecap.core.config import DEFAULT_LEVELS, SLO
 from servecap.report.comparison import ComparisonSection
 from servecap.storage.runs import load_runs
 

@@ -17,19 +17,26 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from servecap.api.adaptive import SummaryCapture
-from servecap.core.config import FindCmax, RunConfig
-from servecap.core.level_key import LevelKey
-from servecap.core.load_spec import ClosedLevel, ClosedLoad
+from servecap.api.run_config import RunConfig
+from servecap.core.config import FindCmax
 from servecap.core.summary import LevelSummary
+from servecap.kinds.base import LevelSpec, LoadKind, LoadPlan
+from servecap.kinds.registry import kind_of
 from servecap.stats.capacity import judge_level, plan_levels
 from servecap.stats.search import BoundarySearch, SearchResult, cmax_search
 
 
-def grid_bracket(levels: Sequence[LevelSummary], options: FindCmax) -> tuple[int, int] | None:
-    """(last passing, first failing) concurrency of a closed grid; the passing one is 0 when
-    the first level fails. None when no level fails: there is nothing above to refine."""
+def grid_bracket(
+    levels: Sequence[LevelSummary], options: FindCmax, kind: LoadKind | None = None
+) -> tuple[int, int] | None:
+    """(last passing, first failing) value of a grid of `kind`'s levels (default: the
+    lowest level's kind); the passing one is 0 when the first level fails. None when no
+    level fails: there is nothing to refine."""
+    if not levels:
+        return None
+    kind = kind or kind_of(min(lv.key for lv in levels))
     passing = 0
-    for level in sorted((lv for lv in levels if lv.key.is_closed and not lv.partial),
+    for level in sorted((lv for lv in levels if kind.owns(lv.key) and not lv.partial),
                         key=lambda lv: lv.key):
         concurrency = int(level.key.value)
         if not judge_level(level, options.slo).ok:
@@ -42,16 +49,15 @@ def grid_bracket(levels: Sequence[LevelSummary], options: FindCmax) -> tuple[int
 class CmaxPlan:
     """The grid's levels, then the bisection's, each decided after the last was measured."""
 
-    grid: ClosedLoad
+    grid: LoadPlan
     options: FindCmax
     capture: SummaryCapture
     search: BoundarySearch | None = None
 
     @classmethod
     def for_config(cls, config: RunConfig, capture: SummaryCapture) -> CmaxPlan:
-        grid = config.load_spec()
-        assert config.find_cmax is not None and isinstance(grid, ClosedLoad)
-        return cls(grid, config.find_cmax, capture)
+        assert config.find_cmax is not None  # RunConfig checked its load can be probed
+        return cls(config.load_spec(), config.find_cmax, capture)
 
     def max_in_flight(self) -> int:
         return self.grid.max_in_flight()  # probes lie below a failing grid level
@@ -63,24 +69,27 @@ class CmaxPlan:
     def _measured(self, count: int) -> bool:
         return len(self.capture.summaries) > count
 
-    def levels(self) -> Iterator[ClosedLevel]:
-        for level in self.grid.levels():
+    def levels(self) -> Iterator[LevelSpec]:
+        grid = self.grid.levels()
+        for level in grid:
             count = len(self.capture.summaries)
             yield level
             if not self._measured(count):
                 return  # stopped, or the level recorded nothing
-        bracket = grid_bracket(self.capture.summaries, self.options)
+        bracket = grid_bracket(self.capture.summaries, self.options, kind_of(grid[0].key))
         if bracket is None:
             return
         self.search = cmax_search(*bracket, budget=self.options.budget)
-        while (concurrency := self.search.next_probe()) is not None:
+        while (value := self.search.next_probe()) is not None:
             count = len(self.capture.summaries)
-            yield ClosedLevel(key=LevelKey.closed(concurrency),
-                              n_requests=concurrency * self.grid.rounds, concurrency=concurrency)
+            probe = self.grid.probe(value)
+            if probe is None:
+                return
+            yield probe
             if not self._measured(count):
                 return
             passed = judge_level(self.capture.summaries[-1], self.options.slo).ok
-            self.search.record(concurrency, passed)
+            self.search.record(value, passed)
 
     def result(self) -> SearchResult | None:
         """How the refinement ended (None: the grid left nothing to refine)."""
@@ -88,10 +97,10 @@ class CmaxPlan:
 
 
 def refined_levels(config: RunConfig, levels: Sequence[LevelSummary]) -> list[int]:
-    """The concurrency levels `--find-cmax` added to the grid, in the order measured."""
-    spec = config.load_spec()
-    grid = set(spec.concurrency if isinstance(spec, ClosedLoad) else config.concurrency)
-    return [int(lv.key.value) for lv in levels if lv.key.is_closed and lv.key.value not in grid]
+    """The levels `--find-cmax` added to the grid (their values), in the order measured."""
+    grid = config.load_spec().levels()
+    kind, planned = kind_of(grid[0].key), {level.key for level in grid}
+    return [int(lv.key.value) for lv in levels if kind.owns(lv.key) and lv.key not in planned]
 
 
 def refinement_line(config: RunConfig, levels: Sequence[LevelSummary]) -> str | None:
@@ -99,7 +108,7 @@ def refinement_line(config: RunConfig, levels: Sequence[LevelSummary]) -> str | 
     if config.find_cmax is None:
         return None
     added = refined_levels(config, levels)
-    plan = plan_levels(levels, config.find_cmax.slo)
+    plan = plan_levels(levels, config.find_cmax.slo, kind_of)
     c_max = "none" if plan.c_max is None else str(plan.c_max)
     stat = config.find_cmax.slo.statistic
     if not added:

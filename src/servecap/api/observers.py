@@ -7,7 +7,7 @@ client monitor and the server-metrics scraper today; worker health is next.
 from __future__ import annotations
 
 from servecap.api.server_metrics import observer_for_run
-from servecap.core.load_spec import LevelSpec
+from servecap.kinds.base import LevelSpec
 from servecap.load.monitor import ClientMonitor
 from servecap.load.sweep import LevelObserver, ObserverFactory
 

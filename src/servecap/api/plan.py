@@ -10,12 +10,14 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 
 from servecap.core.config import SLO
 from servecap.core.level_key import LevelKey
+from servecap.kinds.base import KindTable
+from servecap.kinds.registry import kind_of
 from servecap.stats.capacity import CapacityPlan, plan_levels
 from servecap.storage.runs import Run, load_runs, run_goodput, status_text
 from servecap.storage.verification import load_verification, verification_for
 
 # Keys only a run of a kind with rates has; a closed run's JSON keeps its documented keys.
-RATE_KEYS = ("rate_max", "top_level")
+RATE_KEYS = ("rate_max", "top_level", "kind_tables")
 
 
 class RunCapacity(BaseModel):
@@ -53,6 +55,9 @@ class RunCapacity(BaseModel):
     verification: dict[str, Any] | None = None
     rate_max: float | None = None
     top_level: str | None = None
+    # tables a level's kind adds of its own (`LoadKind.tables`), e.g. a rate shape's time
+    # windows; absent from the JSON of runs whose kinds add none
+    kind_tables: list[KindTable] | None = None
 
     @model_serializer(mode="wrap")
     def _rate_keys_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -69,7 +74,7 @@ class CapacityReport(BaseModel):
 
 
 def plan_run(run: Run, slo: SLO, include_partial: bool = False) -> CapacityPlan:
-    return plan_levels(run.levels, slo, include_partial)
+    return plan_levels(run.levels, slo, kind_of, include_partial)
 
 
 def _levels(run: Run, plan: CapacityPlan, slo: SLO) -> list[dict[str, Any]]:
@@ -132,7 +137,8 @@ def run_capacity(
         levels=_levels(run, plan, slo),
         **plan.boundary(),
         rate_max=plan.rate_max,
-        top_level=str(plan.top) if plan.top is not None and plan.top.kind == "open" else None,
+        top_level=str(plan.top) if plan.top is not None and plan.rate_max is not None else None,
+        kind_tables=[t for lv in run.levels for t in kind_of(lv.key).tables(lv, slo)] or None,
         **_verified(run, slo, plan.users, elsewhere),
     )
 

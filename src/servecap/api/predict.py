@@ -21,6 +21,7 @@ from servecap.api.predict_users import UsersCheck, check_users
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary
+from servecap.kinds.registry import kind_of
 from servecap.sim.calibrate import guarded_ttft_ms
 from servecap.sim.measured_levels import calibrated_workloads
 from servecap.sim.profiles import Profile, ProfileError, load_profile
@@ -189,7 +190,7 @@ def predict(
         _sweep(profile, levels, input_tokens, output_tokens, rounds, seed + DRAW_SEED_STEP * k)
         for k in range(max(1, draws))
     ]
-    plans = [plan_levels(summaries, slo) for summaries in swept]
+    plans = [plan_levels(summaries, slo, kind_of) for summaries in swept]
     cal = profile.calibration
     split = cal.get("holdout_split")
     plan = plans[0]

@@ -18,6 +18,7 @@ from servecap.api.predict_users import check_users
 from servecap.core.config import SLO
 from servecap.core.summary import LevelSummary
 from servecap.core.users_check import UsersCheck
+from servecap.kinds.registry import kind_of
 from servecap.report.model import ReportModel, RunMeta
 from servecap.report.predicted import COMPARED, PredictedCapacity, PredictedRun
 from servecap.sim.profiles import Profile, builtin_names, load_profile
@@ -72,7 +73,7 @@ def at_time_scale(row: dict[str, Any], scale: float) -> dict[str, Any]:
 
 
 def _predict_run(profile: Profile, model: ReportModel, meta: RunMeta) -> PredictedRun | None:
-    measured = [lv for lv in meta.levels if lv.key.is_closed and lv.concurrency is not None]
+    measured = [lv for lv in meta.levels if lv.concurrency is not None]
     if not measured:
         return None
     # predicted at the tokens the server counted (a profile's unit), named by those asked for
@@ -137,7 +138,7 @@ def _capacity(
     """One statistic's capacity (``slo.statistic``), measured beside predicted (the first
     draw's, with every draw's C_max beside it, and its users run on the model)."""
     stat = slo.statistic
-    plans = [plan_levels(rows, slo) for rows in draws]
+    plans = [plan_levels(rows, slo, kind_of) for rows in draws]
     plan = plans[0]
     measured = model.analysis.slo.capacity_of(stat, config)
     return PredictedCapacity(

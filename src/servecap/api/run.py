@@ -26,25 +26,25 @@ from servecap.api.loop import loop_factory
 from servecap.api.observers import level_observers
 from servecap.api.preflight import check_output_dir, ensure_file_limit, preflight
 from servecap.api.progress import NullProgress, ProgressSink
+from servecap.api.run_config import RunConfig
 from servecap.api.run_workers import worker_pool
 from servecap.api.server_metrics import CURRENT, start_scraper
 from servecap.api.workload import build_source, client_extra_body
 from servecap.client.http import StreamingClient, make_session
 from servecap.client.server_info import version_facts
 from servecap.core.clock import ClockAnchor
-from servecap.core.config import RunConfig
 from servecap.core.errors import RunAborted
-from servecap.core.load_spec import LevelSpec, warmup_level
+from servecap.core.level_key import stored_name
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
 from servecap.core.secrets import Secrets, split_url_credentials
 from servecap.core.summary import LevelSummary
-from servecap.load.backend import Backend
-from servecap.load.scheduler import LevelIO
-from servecap.load.schedulers import planned_requests
+from servecap.kinds.base import LevelSpec
+from servecap.kinds.closed import warmup_level
+from servecap.kinds.io import Backend, LevelIO
+from servecap.kinds.registry import kind_named
 from servecap.load.sweep import run_level
 from servecap.metrics.level import summarise_level
-from servecap.metrics.window import window_of
 from servecap.storage.run_dir import (
     REQUESTS_FILE,
     RecordWriter,
@@ -107,7 +107,8 @@ async def run_benchmark_async(
     `plan` replaces `config.load_spec()` for a caller that decides each level from the ones
     before it (`servecap verify --search`); `config.load` still says what the run is."""
     secrets = secrets or Secrets.from_env(config.client.api_key_env)
-    config, secrets = split_url_credentials(config, secrets)
+    bare, secrets = split_url_credentials(config.client, secrets)
+    config = config.model_copy(update={"client": bare})
     progress = progress or NullProgress()
     if plan is None and config.find_cmax is not None:  # the grid, then C_max bisected
         progress = capture = SummaryCapture(progress)
@@ -217,13 +218,13 @@ def _close_level(
     if not bucket:
         return
     summary = summarise_level(
-        level.key, bucket, observed, planned_requests(level), window_of(level)
+        level.key, bucket, observed, level.planned_requests(), level.window()
     )
     state.levels.append(summary)
     if observed:
         # run.json keeps what the observers saw, so a summary recomputed from
         # requests.jsonl still has it ("64" for c=64, as before keys existed).
-        name = str(int(level.key.value)) if level.key.is_closed else str(level.key)
+        name = stored_name(level.key)
         state.health[name] = observed
     state.progress.level_done(summary)
 
@@ -255,7 +256,8 @@ def new_run_info(config: RunConfig, model: str, server: dict[str, Any]) -> RunIn
         deployment=facts.deployment,
         time_scale=facts.time_scale,
         notes=facts.notes,
-        closed_loop=config.load_spec().kind == "closed",
+        # its kind sends when a stream frees up, not at target times
+        closed_loop=not kind_named(config.load_spec().kind).scheduled(),
         pid=os.getpid(),  # lets a reader tell a killed run from one still going
         host=socket.gethostname(),
     )

@@ -16,15 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from servecap.api.preflight import ensure_file_limit
+from servecap.api.run_config import RunConfig
 from servecap.api.workload import build_source, client_extra_body
 from servecap.client.http import StreamingClient, make_session
-from servecap.core.config import RunConfig
 from servecap.core.errors import UserInputError
-from servecap.core.load_spec import SessionsLoad
-from servecap.load.backend import Backend
+from servecap.kinds.io import Backend
 from servecap.load.shares import STREAMS_PER_WORKER, auto_workers
 from servecap.load.workers import ProcessPool, WorkerSweep, usable_cores
-from servecap.workload.source import RequestSource, for_worker
+from servecap.workload.source import RequestSource
 
 
 @dataclass(frozen=True)
@@ -42,10 +41,7 @@ class ClientFactory:
     ) -> AsyncIterator[tuple[Backend, RequestSource]]:
         config = RunConfig.model_validate_json(self.config_json)
         ensure_file_limit(self.pool)
-        source = build_source(config)
-        if not isinstance(config.load_spec(), SessionsLoad):
-            # sessions deal out whole users; a user's turns are the same in every worker
-            source = for_worker(source, worker, workers)
+        source = config.load_spec().worker_source(build_source(config), worker, workers)
         async with make_session(config.client, self.pool, dict(self.headers)) as session:
             yield StreamingClient(
                 session, config.client, self.model, config.endpoint, config.output_tokens,

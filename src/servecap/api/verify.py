@@ -24,10 +24,12 @@ from pydantic import BaseModel
 from servecap.api.adaptive import SummaryCapture
 from servecap.api.progress import NullProgress, ProgressSink
 from servecap.api.run import RunOutcome, Secrets, run_benchmark
-from servecap.core.config import SLO, RunConfig
+from servecap.api.run_config import RunConfig
+from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
-from servecap.core.load_spec import SessionsLevel, SessionsLoad
 from servecap.core.summary import LevelSummary
+from servecap.kinds.registry import kind_of
+from servecap.kinds.sessions import SessionsLevel, SessionsLoad
 from servecap.stats.capacity import plan_levels
 from servecap.stats.level_verdicts import level_verdicts
 from servecap.stats.response_time import relative_error
@@ -70,10 +72,11 @@ class VerifyOptions(BaseModel):
 
 
 def _sweep_plan(run: Run, slo: SLO) -> tuple[int, float, int]:
-    closed = [lv for lv in run.levels if lv.key.is_closed]
+    # the levels that hold a fixed number of streams (a closed loop's): C_max is theirs
+    closed = [lv for lv in run.levels if kind_of(lv.key).streams(lv.key) is not None]
     if not closed:
         raise UserInputError(f"{run.path}: verify needs a concurrency sweep (closed-loop levels)")
-    plan = plan_levels(closed, slo)
+    plan = plan_levels(closed, slo, kind_of)
     if plan.c_max is None or plan.latency_mean_s is None or plan.users is None:
         raise UserInputError(
             f"{run.path}: no level meets the SLOs ({slo.statistic}), so there is no "

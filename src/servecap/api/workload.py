@@ -11,31 +11,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from servecap.core.config import RunConfig
+from servecap.api.run_config import RunConfig
 from servecap.core.errors import UserInputError
-from servecap.core.load_spec import ReplayLoad
 from servecap.core.workload_spec import WorkloadSpec
 from servecap.workload.datasets import read_dataset
 from servecap.workload.lengths import parse_length_spec
 from servecap.workload.source import RequestSource, builtin_source
-from servecap.workload.sources import DatasetSource, SyntheticSource, TraceSource
+from servecap.workload.sources import DatasetSource, SyntheticSource
 from servecap.workload.text import SharedPrefixes
 from servecap.workload.tokenize import ExactTokens, load_tokenizer
-from servecap.workload.traces import Trace, read_trace
-
-
-def replay_trace(load: ReplayLoad) -> Trace:
-    """The rows a replay sends: the trace's window, in the trace's own seconds."""
-    return read_trace(load.trace, load.format).window(load.start_s, load.duration_s)
 
 
 def build_source(config: RunConfig) -> RequestSource:
     """The source of what `config`'s run sends (reads and checks its files)."""
     spec = config.workload or WorkloadSpec()
     tokenizer = load_tokenizer(spec.tokenizer) if spec.tokenizer else None
-    plan = config.load_spec()
-    if isinstance(plan, ReplayLoad):
-        return TraceSource(replay_trace(plan), seed=config.seed, tokenizer=tokenizer)
+    own = config.load_spec().own_source(config.seed, tokenizer)
+    if own is not None:
+        return own
     if spec.is_default:
         return builtin_source(config.input_tokens, config.output_tokens, config.seed)
     if spec.dataset is not None:
@@ -68,8 +61,6 @@ def _synthetic_source(
 
 
 def client_extra_body(config: RunConfig) -> dict[str, Any]:
-    """The JSON merged into every request: a replay asks the engine not to stop at EOS, so
-    each row gets its recorded output length (`--extra-body` can still override it)."""
-    if isinstance(config.load_spec(), ReplayLoad):
-        return {"ignore_eos": True, **config.extra_body}
-    return dict(config.extra_body)
+    """The JSON merged into every request: the load kind's own (a replay asks the engine
+    not to stop at EOS, so each row gets its recorded output length), then `--extra-body`."""
+    return {**config.load_spec().extra_body(), **config.extra_body}

@@ -12,14 +12,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from servecap.api.workload import build_source, replay_trace
-from servecap.core.config import RunConfig
+from servecap.api.run_config import RunConfig
+from servecap.api.workload import build_source
 from servecap.core.errors import UserInputError
-from servecap.core.load_spec import ReplayLoad, SessionsLoad
 from servecap.core.workload_spec import WorkloadSpec
+from servecap.kinds.replay import ReplayLoad
 from servecap.workload.lengths import parse_length_spec
-from servecap.workload.sources import DatasetSource
-from servecap.workload.tokenize import load_tokenizer
 from servecap.workload.traces import FORMATS
 
 
@@ -76,15 +74,7 @@ def config_fields(flags: WorkloadFlags) -> dict[str, object]:
 def check_source(config: RunConfig) -> None:
     """Read every file the run will (dataset, tokenizer; the trace was read for its rows):
     bad input fails here, before any load."""
-    if isinstance(config.load, ReplayLoad):
-        if config.workload is not None and config.workload.tokenizer:
-            load_tokenizer(config.workload.tokenizer)
-        return
-    source = build_source(config)
-    sessions = isinstance(config.load, SessionsLoad)
-    if sessions and isinstance(source, DatasetSource) and not source.conversations():
-        raise UserInputError(f"{config.workload.dataset if config.workload else ''}: "
-                             "no row has a user turn for --users to send")
+    config.load_spec().check_source(build_source(config), config.workload)
 
 
 def _lengths(flags: WorkloadFlags) -> tuple[int, int]:
@@ -146,4 +136,4 @@ def _replay(flags: WorkloadFlags) -> ReplayLoad:
         trace=flags.trace, format=flags.trace_format, start_s=flags.trace_start,
         duration_s=duration, speeds=parse_speeds(flags.trace_speed), rows=1,
     )
-    return probe.model_copy(update={"rows": len(replay_trace(probe))})
+    return probe.model_copy(update={"rows": len(probe.trace_rows())})

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
+from servecap.api.run_config import RunConfig
 from servecap.cli.common import (
     EXIT_INTERRUPTED,
     SLO_DEFAULTS,
@@ -20,7 +21,7 @@ from servecap.cli.common import (
     slo_from_flags,
     user_errors,
 )
-from servecap.core.config import RunConfig, parse_levels
+from servecap.core.config import parse_levels
 from servecap.core.errors import UserInputError
 from servecap.core.text import printable
 from servecap.core.validation import user_input_error

@@ -10,6 +10,7 @@ from servecap.cli.demo_cmd import demo
 from servecap.cli.plan_cmd import import_summary, plan, show
 from servecap.cli.report_cmd import report
 from servecap.cli.run_cmd import run
+from servecap.cli.run_flags_load import kinds
 from servecap.cli.sim_predict_cmd import predict_cmd
 from servecap.cli.ui_cmd import ui
 from servecap.cli.verify_cmd import verify_cmd
@@ -31,6 +32,7 @@ app.command()(compare)
 app.command()(demo)
 app.command("verify")(verify_cmd)
 app.command()(ui)
+app.command()(kinds)
 sim_app.command("predict")(predict_cmd)
 app.add_typer(sim_app, name="sim")
 

@@ -19,14 +19,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from servecap.api.find_cmax import refinement_line
 from servecap.api.loop import loop_factory
 from servecap.api.run import RunOutcome, run_benchmark_async
+from servecap.api.run_config import RunConfig
 from servecap.cli import run_flags_cmax as cf
+from servecap.cli import run_flags_load as lf
 from servecap.cli import run_flags_open as op
 from servecap.cli import run_flags_sessions as sf
 from servecap.cli import run_flags_workers as wk
 from servecap.cli import run_flags_workload as wf
 from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
 from servecap.cli.tables import levels_table, print_table
-from servecap.core.config import ClientOptions, RunConfig, parse_levels, validate_base_url
+from servecap.core.config import ClientOptions, parse_levels, validate_base_url
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.core.numbers import fmt_number
@@ -274,6 +276,7 @@ def run(
     max_concurrency: op.MaxConcurrencyOption = None,
     warmup_s: op.WarmupSOption = None,
     cooldown_s: op.CooldownSOption = None,
+    load: lf.LoadOption = None,
     server_metrics: Annotated[
         str, typer.Option(help="Scrape the server's /metrics: auto, off or a URL")
     ] = RUN.server_metrics,
@@ -288,17 +291,19 @@ def run(
     tps_slo: cf.CmaxTpsOption = cf.SLO_DEFAULTS.tps,
     stat: cf.CmaxStatOption = cf.STAT_DEFAULT,
 ) -> None:
-    """Sweep a server and save the run: concurrency, --rate, --users or --trace levels.
+    """Sweep a server and save the run: concurrency, --rate, --users, --trace or --load.
 
     Closed loop by default (c streams per level, each sends its next request when one
     ends); --rate an open loop (requests arrive at each offered rate); --users sessions
     (virtual users hold multi-turn chats and think between turns); --trace a trace
-    replayed once per --trace-speed.
+    replayed once per --trace-speed; --load any load kind by its text form.
     """
     if endpoint not in ("chat", "completions"):
         raise fail_input(f"invalid --endpoint {endpoint!r}: use chat or completions")
     headers = parse_headers(header or [])
     check_one_load_model(concurrency, trace, users, rate)
+    chosen = lf.any_load(load, seed, {"--concurrency": concurrency, "--users": users,
+                                      "--rate": rate, "--trace": trace})
     workload = wf.config_fields(wf.WorkloadFlags(
         input_tokens, output_tokens, dataset, dataset_format, tokenizer, prefix_tokens,
         prefix_groups, trace, trace_format, trace_speed, trace_start, trace_duration,
@@ -317,12 +322,14 @@ def run(
     replay = workload.pop("load", None)
     other = next((flag for flag, given in (("--users", users), ("--rate", rate),
                                            ("--trace", trace)) if given is not None), None)
+    if chosen is not None and chosen.probe(1) is None:
+        other = other or "--load"
     search = cf.find_cmax(find_cmax, budget, (ttft_slo_ms, tps_slo, stat), other)
-    load = open_plan if open_plan is not None else sessions if sessions is not None else replay
+    plan = next((p for p in (chosen, open_plan, sessions, replay) if p is not None), None)
     if concurrency is None:
         concurrency = DEFAULT_CONCURRENCY
     config = build_config(
-        load=load,
+        load=plan,
         base_url=base_url, model=model, endpoint=endpoint, concurrency=concurrency,
         rounds=rounds, warmup=warmup, **workload,
         timeout=timeout, stall_timeout=stall_timeout, connect_timeout=connect_timeout,

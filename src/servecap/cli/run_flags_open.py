@@ -8,8 +8,14 @@ import typer
 from pydantic import ValidationError
 
 from servecap.core.errors import UserInputError
-from servecap.core.load_spec import OPEN_COOLDOWN_S, OPEN_WARMUP_S, OpenLoad, parse_rates
 from servecap.core.validation import user_input_error
+from servecap.kinds.open_loop import (
+    DEFAULT_DURATION_S,
+    OPEN_COOLDOWN_S,
+    OPEN_WARMUP_S,
+    OpenLoad,
+    parse_rates,
+)
 
 OPEN_FLAGS = {
     "rates": "--rate", "arrival": "--arrival", "burstiness": "--burstiness",
@@ -17,7 +23,6 @@ OPEN_FLAGS = {
     "max_concurrency": "--max-concurrency", "warmup_s": "--warmup-s",
     "cooldown_s": "--cooldown-s",
 }
-DEFAULT_DURATION_S = 60.0
 
 RateOption = Annotated[
     str | None,

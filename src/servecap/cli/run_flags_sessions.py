@@ -10,8 +10,8 @@ from pydantic import ValidationError
 from servecap.cli.run_flags_open import DEFAULT_DURATION_S as DEFAULT_OPEN_DURATION_S
 from servecap.core.config import parse_levels
 from servecap.core.errors import UserInputError
-from servecap.core.load_spec import SessionsLoad
 from servecap.core.validation import user_input_error
+from servecap.kinds.sessions import SessionsLoad
 from servecap.workload.think_time import (
     ALL_TURNS,
     TurnCount,

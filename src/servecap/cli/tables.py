@@ -19,7 +19,7 @@ from rich.text import Text
 
 from servecap.analysis.headline import Held, c_max_text, headline, lower_bound_note
 from servecap.api.plan import CapacityReport, RunCapacity
-from servecap.core.level_key import LEVEL_KINDS, LevelKey, format_value
+from servecap.core.level_key import LevelKey, format_value
 from servecap.core.numbers import fmt_number
 from servecap.core.summary import LevelSummary
 from servecap.core.text import printable
@@ -121,8 +121,8 @@ _UNITS = "TTFT and ITL ms, TPS tok/s per user, latency s, lag ms; P90 is the tai
 
 def _key_title(keys: Sequence[LevelKey]) -> str:
     """The level column's title: the kind's prefix (`c`), or `level` for mixed kinds."""
-    kinds = {key.kind for key in keys}
-    return LEVEL_KINDS[kinds.pop()].prefix if len(kinds) == 1 else "level"
+    prefixes = {key.prefix for key in keys}
+    return prefixes.pop() if len(prefixes) == 1 else "level"
 
 
 def levels_table(title: str, levels: Sequence[LevelSummary]) -> TextTable:
@@ -217,6 +217,9 @@ def print_plan(console: Console, report: CapacityReport, headline_last: bool = F
         _print_headline(console, report)
     for run in report.runs:
         print_table(console, capacity_table(run, report.slo.statistic))
+        for table in run.kind_tables or []:
+            print_table(console, TextTable(table.title, table.header, table.rows,
+                                           footer=[table.note] if table.note else []))
     if headline_last:
         _print_headline(console, report)
 

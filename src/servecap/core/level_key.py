@@ -1,102 +1,36 @@
-"""What a level is: its `LevelKey` (load kind and value) and how each kind presents itself.
+"""What a level is: its `LevelKey`, a prefix, a value and a unit (`c=32`, `rate=4/s`).
 
-A level of a closed loop is `c=32`; an open loop's will be `rate=4/s`, a sessions run's
-`users=400`. Records, summaries, capacity, analysis, the report and the app key on this,
-never on a bare concurrency int. A new load kind adds one entry to `LEVEL_KINDS` (its
-prefix, unit, axis title and methodology text), and nothing that presents levels changes.
+A key describes itself, so that this layer needs no list of load kinds: the kind that owns
+a prefix (and everything a kind means) is `servecap.kinds`' to say. Records, summaries,
+capacity, analysis, the report and the app key on this, never on a bare concurrency int.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
-
-@dataclass(frozen=True, slots=True)
-class LevelKind:
-    """How one load kind names and explains its levels."""
-
-    prefix: str  # in the key's text: "c" -> "c=32"
-    unit: str  # after the value: "" -> "c=32", "/s" -> "rate=4/s"
-    quantity: str  # the value's name, as a column or an axis: "concurrency"
-    axis_title: str  # a chart's x axis
-    mode: str  # short label of the load model: "closed loop"
-    methodology: str  # one sentence for a report's methodology section
-
-
-LEVEL_KINDS: dict[str, LevelKind] = {
-    "closed": LevelKind(
-        prefix="c",
-        unit="",
-        quantity="concurrency",
-        axis_title="concurrency (c)",
-        mode="closed loop",
-        methodology=(
-            "closed loop: c streams, each sends its next request when its last one ends "
-            "(the seed's model of c active users)"
-        ),
-    ),
-    "fixed": LevelKind(
-        prefix="fixed",
-        unit="",
-        quantity="schedule",
-        axis_title="fixed schedule (level)",
-        mode="fixed schedule",
-        methodology="fixed schedule: each request is sent at a given target time",
-    ),
-    "replay": LevelKind(
-        prefix="speed",
-        unit="x",
-        quantity="trace speed",
-        axis_title="trace speed (x recorded)",
-        mode="trace replay",
-        methodology=(
-            "trace replay: each trace row is sent at its recorded offset divided by the "
-            "speed, with its recorded input length and asking for its recorded output length"
-        ),
-    ),
-    "sessions": LevelKind(
-        prefix="users",
-        unit="",
-        quantity="users",
-        axis_title="virtual users (N)",
-        mode="sessions",
-        methodology=(
-            "sessions: N virtual users, each sends a chat turn with its conversation's "
-            "history, reads the whole answer, thinks, and sends the next turn"
-        ),
-    ),
-    "open": LevelKind(
-        prefix="rate",
-        unit="/s",
-        quantity="offered rate (requests/s)",
-        axis_title="offered rate (requests/s)",
-        mode="open loop",
-        methodology=(
-            "open loop: requests arrive at a given rate on absolute target times, whether or "
-            "not earlier ones have ended (latency and TTFT are also measured from each "
-            "request's target time, free of coordinated omission)"
-        ),
-    ),
-}
-
-CLOSED = "closed"
+# Stored rows of this prefix keep the file format from before keys existed: the key lives in
+# a `concurrency` column (`key_fields`), and a bare integer reads as one (`LevelKey.parse`).
+CONCURRENCY_PREFIX = "c"
+_KEY_TEXT = re.compile(r"([a-z_]+)=([-+0-9.eE]+)(\S*)")
 
 
 @dataclass(frozen=True, order=True, slots=True)
 class LevelKey:
-    """One level: its load kind and value. Orders by kind, then value."""
+    """One level: its kind's prefix, its value and its kind's unit. Orders by prefix, then
+    value (the kinds' prefixes order as their names did: c, fixed, rate, speed, users)."""
 
-    kind: str
+    prefix: str
     value: int | float
+    unit: str = ""
 
     def __str__(self) -> str:
-        spec = LEVEL_KINDS.get(self.kind)
-        prefix, unit = (spec.prefix, spec.unit) if spec else (self.kind, "")
-        return f"{prefix}={format_value(self.value)}{unit}"
+        return f"{self.prefix}={format_value(self.value)}{self.unit}"
 
     @classmethod
     def __get_pydantic_core_schema__(
@@ -117,30 +51,24 @@ class LevelKey:
             return cls.parse(value)
         raise ValueError(f"not a level key: {value!r}")
 
-    @property
-    def info(self) -> LevelKind:
-        return LEVEL_KINDS[self.kind]
-
-    @property
-    def is_closed(self) -> bool:
-        return self.kind == CLOSED
-
     @classmethod
     def closed(cls, concurrency: int) -> LevelKey:
-        return cls(CLOSED, concurrency)
+        """The key a stored `concurrency` column names (`c=32`)."""
+        return cls(CONCURRENCY_PREFIX, concurrency)
 
     @classmethod
     def parse(cls, text: str) -> LevelKey:
-        """The key from its text form (`c=32`, `fixed=2`); a bare integer is a concurrency."""
+        """The key from its text form (`c=32`, `rate=4/s`); a bare integer is a concurrency."""
         text = text.strip()
         if text.isdigit():
             return cls.closed(int(text))
-        prefix, sep, rest = text.partition("=")
-        for kind, spec in LEVEL_KINDS.items():
-            if sep and prefix == spec.prefix and rest.endswith(spec.unit):
-                number = rest[: len(rest) - len(spec.unit)] if spec.unit else rest
-                return cls(kind, _number(number))
-        raise ValueError(f"not a level key: {text!r}")
+        match = _KEY_TEXT.fullmatch(text)
+        if match is None:
+            raise ValueError(f"not a level key: {text!r}")
+        try:
+            return cls(match[1], _number(match[2]), match[3])
+        except ValueError:
+            raise ValueError(f"not a level key: {text!r}") from None
 
 
 def format_value(value: int | float) -> str:
@@ -156,13 +84,20 @@ def _number(text: str) -> int | float:
 def key_fields(key: LevelKey) -> dict[str, Any]:
     """How a key is written into a stored row (a record or a summary).
 
-    The closed kind keeps today's file format: its rows carry `concurrency` and nothing
-    more, so run directories written before keys existed read back unchanged. Every other
-    kind writes its key's text in `level`.
+    Keys of `CONCURRENCY_PREFIX` keep the file format from before keys existed: their rows
+    carry `concurrency` and nothing more, so old run directories read back unchanged. Every
+    other key is written as its text in `level`.
     """
-    if key.is_closed:
+    if key.prefix == CONCURRENCY_PREFIX and not key.unit:
         return {"concurrency": int(key.value)}
     return {"level": str(key)}
+
+
+def stored_name(key: LevelKey) -> str:
+    """The key as a name in run.json's per-level maps: `64` for a key stored in the
+    `concurrency` column (as before keys existed), else its text (`rate=4/s`)."""
+    fields = key_fields(key)
+    return str(fields["concurrency"]) if "concurrency" in fields else str(key)
 
 
 def key_from_fields(concurrency: int | None, level: str | None) -> LevelKey:
@@ -178,10 +113,10 @@ def keys_text(keys: list[LevelKey]) -> str:
     """Several levels of one kind in one phrase: `c=1,2,4`."""
     if not keys:
         return ""
-    spec = keys[0].info
-    return f"{spec.prefix}={','.join(format_value(k.value) for k in keys)}{spec.unit}"
+    first = keys[0]
+    return f"{first.prefix}={','.join(format_value(k.value) for k in keys)}{first.unit}"
 
 
 def bound_text(key: LevelKey, op: str) -> str:
     """A range by one level: `c<=8`, `c>=32`."""
-    return f"{key.info.prefix}{op}{format_value(key.value)}{key.info.unit}"
+    return f"{key.prefix}{op}{format_value(key.value)}{key.unit}"

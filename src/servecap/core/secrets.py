@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from servecap.core.config import RunConfig
+from servecap.core.config import ClientOptions
 from servecap.core.errors import UserInputError
 from servecap.core.urls import strip_credentials
 
@@ -95,13 +95,15 @@ class Secrets:
         return out
 
 
-def split_url_credentials(config: RunConfig, secrets: Secrets) -> tuple[RunConfig, Secrets]:
+def split_url_credentials(
+    client: ClientOptions, secrets: Secrets
+) -> tuple[ClientOptions, Secrets]:
     """`http://user:pass@host/v1`: the password becomes a Basic Authorization header and the
     URL every request (and every error message) uses is bare. An API key as well is refused:
     both would set Authorization."""
-    parts = urlsplit(config.client.base_url)
+    parts = urlsplit(client.base_url)
     if parts.username is None and parts.password is None:
-        return config, secrets
+        return client, secrets
     if secrets.api_key:
         raise UserInputError(
             "--base-url carries user:password and an API key is set as well; use one of them"
@@ -110,6 +112,6 @@ def split_url_credentials(config: RunConfig, secrets: Secrets) -> tuple[RunConfi
     pair = f"{unquote(parts.username or '')}:{password}"
     token = base64.b64encode(pair.encode()).decode()
     headers = {"Authorization": f"Basic {token}", **secrets.headers}
-    client = config.client.model_copy(update={"base_url": strip_credentials(parts.geturl())})
+    bare = client.model_copy(update={"base_url": strip_credentials(parts.geturl())})
     extra = [password, token, *secrets.also_redact]
-    return config.model_copy(update={"client": client}), Secrets(None, headers, extra)
+    return bare, Secrets(None, headers, extra)

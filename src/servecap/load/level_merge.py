@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from servecap.core.records import RequestRecord
-from servecap.load.scheduler import LevelIO
+from servecap.kinds.io import LevelIO
 from servecap.load.worker_wire import record_from_wire, shift_record
 
 WORKER_DIED = "worker_died"

@@ -12,9 +12,8 @@ from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from typing import Any, Protocol
 
-from servecap.core.load_spec import LevelSpec
-from servecap.load.scheduler import LevelIO
-from servecap.load.schedulers import SCHEDULERS
+from servecap.kinds.base import LevelSpec
+from servecap.kinds.io import LevelIO
 
 
 class LevelObserver(Protocol):
@@ -36,17 +35,16 @@ async def run_level(
     observers: Sequence[LevelObserver] = (),
     observed: dict[str, Any] | None = None,
 ) -> None:
-    """Run `level` through its kind's scheduler inside every observer.
+    """Run `level` (its kind's own scheduler, `LevelSpec.run`) inside every observer.
 
     The observers' fields land in `observed` even when the level is cut short (stop,
     cancel, a failing sink), so whatever was recorded still gets its row.
     """
-    scheduler = SCHEDULERS[level.key.kind]
     try:
         async with AsyncExitStack() as stack:
             for observer in observers:
                 await stack.enter_async_context(observer)
-            await scheduler(level, io)
+            await level.run(io)
     finally:
         if observed is not None:
             for observer in observers:

@@ -15,17 +15,12 @@ import itertools
 import os
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import replace
 from typing import Any
 
 from servecap.core.clock import now_ns, sleep_until
-from servecap.core.load_spec import LevelSpec
 from servecap.core.records import RequestRecord
-from servecap.load.backend import Backend
+from servecap.kinds.io import Backend, LevelIO
 from servecap.load.monitor import ClientMonitor
-from servecap.load.planned import PlannedLevel, run_planned_level
-from servecap.load.scheduler import LevelIO
-from servecap.load.schedulers import SCHEDULERS
 from servecap.load.worker_wire import level_from_wire, record_to_wire, skeleton
 from servecap.workload.source import AnyRequest, RequestSource
 
@@ -81,8 +76,7 @@ class WorkerCore:
     async def _run(self, message: dict[str, Any], stop: asyncio.Event) -> None:
         level = level_from_wire(message["level"])
         start = int(message["t0"])
-        if isinstance(level, PlannedLevel):  # targets count from the shared start, exactly
-            level = replace(level, start_ns=start)
+        level = level.starting_at(start)  # a planned share's targets count from it
         part = message.get("part")
         sent = 0
 
@@ -98,7 +92,7 @@ class WorkerCore:
         try:
             await sleep_until(start)
             async with monitor:
-                await _scheduler(level)(level, io)
+                await level.run(io)
         except asyncio.CancelledError:
             error = "cancelled"
         except Exception as exc:  # the parent records it; the worker lives on
@@ -106,12 +100,6 @@ class WorkerCore:
         finally:
             self._emit({"op": "done", "health": monitor.fields(), "requests": sent,
                         "error": error, "pid": os.getpid()})
-
-
-def _scheduler(level: LevelSpec) -> Any:
-    if isinstance(level, PlannedLevel):
-        return run_planned_level
-    return SCHEDULERS[level.key.kind]
 
 
 def pong(message: dict[str, Any]) -> dict[str, Any]:

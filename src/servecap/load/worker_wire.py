@@ -1,7 +1,8 @@
 """What travels between the parent and its workers: JSON messages, one a line.
 
 JSON, not pickle: a record holds server text, and a worker's messages are read by the
-parent as data. A level travels as its spec's class name and fields; a record as its
+parent as data. A level travels as its type's wire name (`LevelSpec.WIRE`, looked up in the
+kinds' registry) and fields; a record as its
 `requests.jsonl` row; a request just started as the few fields a row needs if the worker
 dies before it ends (`skeleton`).
 
@@ -18,21 +19,10 @@ import json
 from typing import Any
 
 from servecap.core.level_key import LevelKey
-from servecap.core.load_spec import (
-    ClosedLevel,
-    FixedLevel,
-    LevelSpec,
-    OpenLevel,
-    ReplayLevel,
-    SessionsLevel,
-)
 from servecap.core.records import RequestRecord
-from servecap.load.planned import PlannedLevel
+from servecap.kinds.base import LevelSpec
+from servecap.kinds.registry import level_type
 
-LEVEL_TYPES: dict[str, type[LevelSpec]] = {
-    cls.__name__: cls
-    for cls in (ClosedLevel, FixedLevel, ReplayLevel, SessionsLevel, OpenLevel, PlannedLevel)
-}
 # The fields of a started request that its row needs should its worker die in flight.
 SKELETON_FIELDS: tuple[str, ...] = (
     "request_id", "concurrency", "level", "stream_index", "scheduled_at", "warmup",
@@ -59,11 +49,11 @@ def level_to_wire(level: LevelSpec) -> dict[str, Any]:
     for name, value in data.items():
         if isinstance(value, tuple):  # offsets and targets: JSON arrays
             data[name] = [list(v) if isinstance(v, tuple) else v for v in value]
-    return {"type": type(level).__name__, "fields": data}
+    return {"type": level.WIRE, "fields": data}
 
 
 def level_from_wire(data: dict[str, Any]) -> LevelSpec:
-    cls = LEVEL_TYPES[data["type"]]
+    cls = level_type(data["type"])
     fields = dict(data["fields"])
     fields["key"] = LevelKey.parse(fields["key"])
     for name, value in fields.items():

@@ -27,9 +27,9 @@ from typing import Any, Protocol
 
 from servecap.core.clock import now_ns
 from servecap.core.errors import RunAborted
-from servecap.core.load_spec import LevelSpec, ReplayLevel
+from servecap.kinds.base import LevelSpec
+from servecap.kinds.io import LevelIO
 from servecap.load.level_merge import LevelMerge
-from servecap.load.scheduler import LevelIO
 from servecap.load.shares import auto_workers, split_level
 from servecap.load.sweep import LevelObserver
 from servecap.load.worker_core import BackendFactory
@@ -96,7 +96,7 @@ class WorkerSweep:
         live = [h for h in self.handles if h.alive]
         if not live:
             raise RunAborted("every worker process has died; the rows recorded are kept")
-        shares = split_level(level, self.workers_for(level, len(live)), _row_offsets(level, io))
+        shares = split_level(level, self.workers_for(level, len(live)), io.source)
         merge = LevelMerge(io, {
             live[s.worker].index: (s.stream_offset, self._offset(live[s.worker]))
             for s in shares
@@ -174,15 +174,6 @@ class WorkerSweep:
             ],
             "died": list(self.deaths),
         }
-
-
-def _row_offsets(level: LevelSpec, io: LevelIO) -> Any:
-    if not isinstance(level, ReplayLevel):
-        return None
-    request_at = getattr(io.source, "request", None)
-    if request_at is None:
-        raise TypeError("a replay level needs a trace source (one with request(i))")
-    return lambda i: request_at(i).offset_s or 0.0
 
 
 class _ProcessHandle:

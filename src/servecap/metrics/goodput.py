@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from servecap.core.config import SLO
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
-from servecap.metrics.request_metrics import request_metrics
-from servecap.metrics.window import Window, apply_window
+from servecap.core.request_metrics import request_metrics
+from servecap.kinds.registry import kind_of
+from servecap.kinds.window import Window, apply_window
 
 NS_PER_MS = 1e6
 
@@ -55,14 +56,19 @@ def level_goodput(records: Sequence[RequestRecord], rate_rps: float | None, slo:
 def goodput_by_level(
     records: Iterable[RequestRecord], windows: Mapping[str, Window], slo: SLO
 ) -> dict[LevelKey, Goodput]:
-    """Goodput of each open-loop level of a run's records, each over its kind's window."""
+    """Goodput of each level that offers a rate (its kind says), over its kind's window
+    (`windows` by kind name)."""
     by_level: dict[LevelKey, list[RequestRecord]] = {}
     for record in records:
-        if not record.warmup and record.key.kind == "open":
+        if not record.warmup:
             by_level.setdefault(record.key, []).append(record)
     out: dict[LevelKey, Goodput] = {}
     for key, rows in sorted(by_level.items()):
-        window = windows.get(key.kind)
+        kind = kind_of(key)
+        rate = kind.offered_rate(key)
+        if rate is None:
+            continue
+        window = windows.get(kind.name)
         kept = apply_window(rows, window).kept if window is not None else rows
-        out[key] = level_goodput(kept, float(key.value), slo)
+        out[key] = level_goodput(kept, rate, slo)
     return out

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 
 NS_PER_MS = 1e6
@@ -54,10 +53,8 @@ def length_fields(rows: Sequence[RequestRecord]) -> dict[str, Any]:
     return out
 
 
-def lateness_fields(key: LevelKey, rows: Sequence[RequestRecord]) -> dict[str, Any]:
-    """Send lateness (ms) of a scheduled level: mean, p99 and max."""
-    if key.is_closed:
-        return {}
+def lateness_fields(rows: Sequence[RequestRecord]) -> dict[str, Any]:
+    """Send lateness (ms) of a level sent at target times: mean, p99 and max."""
     late = [
         (r.sent_at - r.scheduled_at) / NS_PER_MS for r in rows if r.sent_at is not None
     ]

@@ -10,13 +10,14 @@ import numpy as np
 
 from servecap.core.level_key import LevelKey
 from servecap.core.records import ClientHealth, RequestRecord
+from servecap.core.request_metrics import RequestMetrics, chunk_gaps_ns, request_metrics
 from servecap.core.summary import DISTRIBUTION_METRICS, HIGHER_IS_BETTER, LevelSummary, column
+from servecap.kinds.base import LoadKind
+from servecap.kinds.registry import kind_of
+from servecap.kinds.window import Window, Windowed, apply_window
 from servecap.metrics.intervals import level_intervals
 from servecap.metrics.lengths import lateness_fields, length_fields, length_histograms
-from servecap.metrics.request_metrics import RequestMetrics, chunk_gaps_ns, request_metrics
 from servecap.metrics.schedule import schedule_fields, send_gap_fields
-from servecap.metrics.sessions_level import session_fields
-from servecap.metrics.window import Window, Windowed, apply_window
 from servecap.stats.percentiles import describe, small_sample_warnings
 
 NS_PER_MS = 1e6
@@ -65,6 +66,7 @@ def summarise_level(
     `ttft_sched`, rates) are filled.
     """
     key = level if isinstance(level, LevelKey) else LevelKey.closed(level)
+    kind = kind_of(key)
     every = list(records)
     rows = [r for r in every if not r.warmup]
     partial = None
@@ -94,14 +96,14 @@ def summarise_level(
     fields["intervals"] = level_intervals(values_by_metric)
     fields.update(_throughput(rows, metrics))
     fields.update(length_fields(rows))
-    fields.update(lateness_fields(key, rows))
+    if kind.scheduled():
+        fields.update(lateness_fields(rows))
     fields["length_histograms"] = length_histograms(rows)
-    if key.kind == "sessions":
-        fields.update(session_fields(every, int(key.value)))
+    fields.update(kind.summary_fields(key, every))
     extra = _observed_fields(observed)
     fields.update(extra)
     if windowed is not None:
-        extra = _window_fields(key, windowed, bool(extra.get("client_bound")))
+        extra = _window_fields(kind, key, windowed, bool(extra.get("client_bound")))
         notes = extra.pop("warnings")
         fields.update(extra)
         fields["warnings"] = [*fields["warnings"], *notes]
@@ -121,10 +123,11 @@ def summarise_level(
     return LevelSummary.for_key(key, **fields)
 
 
-def _window_fields(key: LevelKey, windowed: Windowed, monitor_bound: bool) -> dict[str, Any]:
+def _window_fields(
+    kind: LoadKind, key: LevelKey, windowed: Windowed, monitor_bound: bool
+) -> dict[str, Any]:
     """The schedule columns of a windowed level, and a warning for what it left out."""
-    offered = float(key.value) if key.kind == "open" else None
-    fields = schedule_fields(windowed, offered, monitor_bound)
+    fields = schedule_fields(windowed, kind.offered_rate(key), monitor_bound)
     fields["warnings"] = []
     if windowed.left_out:
         note = f"{windowed.left_out} requests in the warm-up/cool-down window left out"
@@ -223,11 +226,11 @@ def summarise_records(
         if not record.warmup:
             by_level.setdefault(record.key, []).append(record)
     observed = observed or {}
-    windows = windows or {}  # by load kind: every level of a kind shares the run's window
+    windows = windows or {}  # by kind name: every level of a kind shares the run's window
     return [
         summarise_level(
             key, by_level[key], observed.get(key),
-            None if planned is None else planned.get(key), windows.get(key.kind),
+            None if planned is None else planned.get(key), windows.get(kind_of(key).name),
         )
         for key in sorted(by_level)
     ]

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from servecap.core.records import RequestRecord
+from servecap.core.request_metrics import request_metrics
 from servecap.core.summary import column
-from servecap.metrics.request_metrics import request_metrics
-from servecap.metrics.window import Windowed
+from servecap.kinds.window import Windowed
 from servecap.stats.percentiles import describe
 
 NS_PER_MS = 1e6

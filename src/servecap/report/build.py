@@ -20,12 +20,14 @@ from servecap.analysis.headline import Held, headline
 from servecap.analysis.slo import SloAnalysis
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
-from servecap.core.level_key import CLOSED, LEVEL_KINDS, format_value
+from servecap.core.level_key import format_value
+from servecap.kinds.registry import DEFAULT_KIND, KINDS, kind_of
 from servecap.report.charts_compare import COMPARE_CHARTS
 from servecap.report.charts_rate import RATE_CHARTS, has_rate_levels
 from servecap.report.charts_spec import CHARTS
 from servecap.report.comparison import ComparisonSection
 from servecap.report.deployment import deployment_table
+from servecap.report.kind_views import kind_chart_infos
 from servecap.report.model import ReportModel, ReportOptions, RunMeta
 from servecap.report.simulated import simulated_label
 from servecap.report.timeline import build_timeline
@@ -134,7 +136,8 @@ def build_model(
         analysis=analysis,
         summary=summary_findings(analysis.findings),
         charts=list(CHARTS) + (list(RATE_CHARTS) if has_rate_levels(metas) else [])
-        + (list(COMPARE_CHARTS) if comparison is not None else []),
+        + (list(COMPARE_CHARTS) if comparison is not None else [])
+        + kind_chart_infos(metas),
         goodput=_goodput(runs, metas, options),
         headline=headlines(analysis.slo, options.slo, verified_users(metas, options.slo)),
         comparison=comparison,
@@ -190,20 +193,18 @@ def methodology(metas: list[RunMeta], options: ReportOptions) -> list[tuple[str,
     """Setup and method, read from the runs (not typed in)."""
     slo = options.slo
     levels = sorted({lv.key for m in metas for lv in m.levels})
-    kinds = [LEVEL_KINDS[k] for k in dict.fromkeys(key.kind for key in levels)] or [
-        LEVEL_KINDS[CLOSED]
-    ]
+    kinds = list(dict.fromkeys(kind_of(key) for key in levels)) or [KINDS[DEFAULT_KIND]]
     bound = [f"{m.name} {lv.key}" for m in metas for lv in m.levels if lv.client_bound]
     health = any(lv.client_bound is not None for m in metas for lv in m.levels)
     return [
-        ("Load model", "; ".join(kind.methodology for kind in kinds)),
+        ("Load model", "; ".join(kind.text.methodology for kind in kinds)),
         ("Source", _per_run(metas, lambda m: m.source)),
         ("Run status", _per_run(metas, lambda m: m.status_text or m.status)),
         ("Model", _per_run(metas, lambda m: m.server.get("model") or m.config.get("model"))),
         *(
             (
-                f"{kind.quantity.capitalize()} levels",
-                ", ".join(format_value(k.value) for k in levels if k.info is kind),
+                f"{kind.text.quantity.capitalize()} levels",
+                ", ".join(format_value(k.value) for k in levels if kind.owns(k)),
             )
             for kind in kinds
         ),

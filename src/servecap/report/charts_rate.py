@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from servecap.kinds.registry import kind_of
 from servecap.report.charts_spec import Chart, Trace
 from servecap.report.model import ChartInfo
 
@@ -41,7 +42,7 @@ RATE_CHARTS: tuple[ChartInfo, ...] = (
 
 
 def _open_levels(run: RunMeta) -> list[LevelSummary]:
-    return [lv for lv in run.levels if lv.key.kind == "open"]
+    return [lv for lv in run.levels if kind_of(lv.key).offered_rate(lv.key) is not None]
 
 
 def has_rate_levels(runs: list[RunMeta]) -> bool:

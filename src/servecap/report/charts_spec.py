@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
+from servecap.report.kind_views import kind_charts
 from servecap.report.model import ChartInfo
 
 if TYPE_CHECKING:
@@ -296,5 +297,6 @@ def all_charts(model: ReportModel) -> list[Chart]:
         lengths_chart(model, "input"),
         lengths_chart(model, "output"),
         *rate_charts(model),
+        *kind_charts(model),
         *comparison_charts(model),
     ]

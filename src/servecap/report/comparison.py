@@ -19,6 +19,7 @@ from servecap.analysis.capacity_delta import Capacity, Headline
 from servecap.analysis.comparison import PairComparison
 from servecap.core.config import SLO
 from servecap.core.summary import LevelSummary
+from servecap.kinds.registry import kind_of
 from servecap.stats.difference import Bounds, Difference
 
 
@@ -122,13 +123,14 @@ def _deciding_warnings(
     cap: Capacity, levels: Sequence[LevelSummary], stat: str
 ) -> list[str]:
     """Small-sample warnings on the SLO statistic (a P90 from too few requests) of the levels
-    C_max's interval rests on: up to its high end and the first level above it (a closed
-    sweep's levels; other kinds have no C_max here)."""
+    C_max's interval rests on: up to its high end and the first level above it, among the
+    levels of the sweep's (lowest) kind."""
     top = cap.c_max_high if cap.c_max_high is not None else cap.c_max
-    closed = sorted((lv for lv in levels if lv.key.is_closed), key=lambda lv: lv.key)
+    ordered = sorted(levels, key=lambda lv: lv.key)
+    kind = kind_of(ordered[0].key) if ordered else None
     label = f"{stat.upper()} "
     out: list[str] = []
-    for level in closed:
+    for level in (lv for lv in ordered if kind is not None and kind.owns(lv.key)):
         out += [f"{level.key}: {w}" for w in level.warnings if w.startswith(label)]
         if top is None or level.key.value > top:
             break

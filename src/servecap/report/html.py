@@ -7,7 +7,9 @@ from importlib import resources
 from typing import Any
 
 from servecap.core.summary import LevelSummary
+from servecap.kinds.registry import kind_of
 from servecap.report import views
+from servecap.report.kind_views import kind_chart_ids, kind_tables
 from servecap.report.model import ReportModel
 from servecap.report.predicted_views import predicted_tables
 from servecap.report.server_section import scrape_lines, server_tables, timeline_figures
@@ -45,7 +47,7 @@ def page_data(model: ReportModel, figures: dict[str, dict[str, Any]]) -> dict[st
                 {
                     "c": lv.key.value,
                     # an open loop is judged on TTFT from arrival, as `servecap plan` does
-                    "rate": lv.key.kind == "open",
+                    "rate": kind_of(lv.key).offered_rate(lv.key) is not None,
                     "ttft_p90": _ttft(lv, "p90"),
                     "ttft_mean": _ttft(lv, "mean"),
                     "tps_p90": lv.tps_p90,
@@ -90,6 +92,8 @@ def _views(model: ReportModel) -> dict[str, Any]:
         "consistency": views.consistency_table(model),
         "appendix": views.appendix_tables(model),
         "server": server_tables(model),
+        "kind_tables": kind_tables(model.runs, model.options.slo),
+        "kind_charts": kind_chart_ids(model),
         "scrapes": scrape_lines(model),
         "timelines": [k for k in timeline_figures(model)],
     }

@@ -13,6 +13,7 @@ import re
 from servecap.analysis import Finding
 from servecap.core.text import printable
 from servecap.report import views
+from servecap.report.kind_views import kind_chart_ids, kind_tables
 from servecap.report.model import ReportModel
 from servecap.report.predicted_views import predicted_tables
 from servecap.report.server_section import scrape_lines, server_tables
@@ -113,6 +114,11 @@ def render_markdown(model: ReportModel) -> str:
         out += ["### Open loop: against offered rate", ""]
         for chart_id in ("13", "14", "15", "16"):
             out += _chart(model, chart_id)
+    kind_ids, kind_views = kind_chart_ids(model), kind_tables(model.runs, model.options.slo)
+    if kind_ids or kind_views:
+        out += ["### Over the level: each load kind's own views", ""]
+        out += [line for chart_id in kind_ids for line in _chart(model, chart_id)]
+        out += [line for t in kind_views for line in _table(t)]
     out += _section("10. Aggregate output", model, "07", "aggregate")
     out += _table(views.aggregate_table(model))
     out += ["### Lengths sent and served", "", *_chart(model, "11"), *_chart(model, "12")]

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from servecap.metrics.request_metrics import request_metrics
+from servecap.core.request_metrics import request_metrics
 from servecap.storage.run_dir import Run
 from servecap.storage.server_metrics_file import SERVER_METRICS_FILE, StoredScrape, read_scrapes
 

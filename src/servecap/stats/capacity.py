@@ -10,7 +10,7 @@ each request's target time), and users N = X * (L_mean + T_think), the response-
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import (
     BaseModel,
@@ -24,7 +24,7 @@ from servecap.core.config import SLO
 from servecap.core.level_key import LevelKey, key_fields
 from servecap.core.summary import LevelSummary
 from servecap.stats.level_verdicts import level_verdicts, sample_warnings, stored_interval
-from servecap.stats.response_time import users_for_concurrency, users_for_throughput
+from servecap.stats.response_time import users_for_concurrency
 from servecap.stats.verdict import LevelVerdicts, cmax_bracket
 
 
@@ -110,20 +110,18 @@ BOUNDARY_FIELDS = ("c_max", "latency_mean_s", "users", "c_max_lower_bound", "bel
                    "binding", "verdict_at_c_max", "verdict_above")
 
 
-def _users_closed(top: LevelKey, latency_mean_s: float, think_time_s: float) -> int:
-    return users_by_littles_law(int(top.value), latency_mean_s, think_time_s)
+class TopLevelMeaning(Protocol):
+    """What a plan asks of the kind of its top level (`servecap.kinds`' `LoadKind` meets
+    it; the kinds sit above this layer, so the caller hands their lookup in)."""
+
+    def users_at(
+        self, key: LevelKey, latency_mean_s: float, think_time_s: float
+    ) -> int | None: ...
+
+    def capacity_fields(self, key: LevelKey) -> dict[str, Any]: ...
 
 
-def _users_open(top: LevelKey, latency_mean_s: float, think_time_s: float) -> int:
-    """N = X * (R + Z): X the offered rate of the top level, R its mean latency."""
-    return round(users_for_throughput(float(top.value), latency_mean_s, think_time_s))
-
-
-# Users served at the top level, by load kind.
-USERS_AT_LEVEL: dict[str, Callable[[LevelKey, float, float], int]] = {
-    "closed": _users_closed,
-    "open": _users_open,
-}
+MeaningOf = Callable[[LevelKey], TopLevelMeaning]
 
 
 def ttft_metric(level: LevelSummary, statistic: str) -> str:
@@ -170,12 +168,15 @@ def users_by_littles_law(c_max: int, latency_mean_s: float, think_time_s: float)
 
 
 def plan_levels(
-    levels: Sequence[LevelSummary], slo: SLO, include_partial: bool = False
-) -> CapacityPlan:
+    levels: Sequence[LevelSummary], slo: SLO, meaning_of: MeaningOf,
+    include_partial: bool = False,
+) -> CapacityPlan:  # fmt: skip
     """The top level within SLO (C_max for a closed loop), L_mean there and users.
 
-    A partial level (a run stopped inside it) is judged and shown but, unless
-    `include_partial`, neither sets nor breaks C_max: a few requests are not a level.
+    `meaning_of(key)` is the top level's kind (`kinds.registry.kind_of`): it names the
+    plan's fields for its level (`c_max`, `rate_max`) and the users it stands for. A partial
+    level (a run stopped inside it) is judged and shown but, unless `include_partial`,
+    neither sets nor breaks C_max: a few requests are not a level.
     """
     ordered = sorted(levels, key=lambda lv: lv.key)
     verdicts = [judge_level(level, slo) for level in ordered]
@@ -193,14 +194,12 @@ def plan_levels(
             c_max=None, latency_mean_s=None, users=None, levels=verdicts, **bracket
         )
     top = best.key
-    users_at = USERS_AT_LEVEL.get(top.kind)
-    users = users_at(top, best.latency_mean_s, slo.think_time_s) if users_at else None
+    meaning = meaning_of(top)
     return CapacityPlan(
         top=top,
-        c_max=int(top.value) if top.is_closed else None,
-        rate_max=float(top.value) if top.kind == "open" else None,
+        **{"c_max": None, **meaning.capacity_fields(top)},
         latency_mean_s=best.latency_mean_s,
-        users=users,
+        users=meaning.users_at(top, best.latency_mean_s, slo.think_time_s),
         levels=verdicts,
         # every counted level passed: the true C_max may lie above the highest tested
         c_max_lower_bound=best is [lv for lv in ordered if include_partial or not lv.partial][-1],
@@ -210,7 +209,7 @@ def plan_levels(
 
 def _bracket(ordered: Sequence[LevelSummary], slo: SLO) -> dict[str, Any]:
     """C_max's neighbours and the binding SLO (`stats.verdict.cmax_bracket`), one kind only."""
-    kinds = {level.key.kind for level in ordered}
+    kinds = {(level.key.prefix, level.key.unit) for level in ordered}
     if len(kinds) != 1:
         return {}
     found = cmax_bracket([(lv.key.value, _judged(lv, slo)) for lv in ordered])

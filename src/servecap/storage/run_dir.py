@@ -26,6 +26,7 @@ from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
 from servecap.core.summary import LevelSummary, summary_columns
 from servecap.core.validation import first_problem
+from servecap.kinds.registry import kind_of
 from servecap.storage.safe_files import (
     neutralise_cell,
     read_text_file,
@@ -208,16 +209,17 @@ def _is_int(value: object) -> bool:
 
 
 def _names_a_level(data: dict[str, Any]) -> bool:
-    """A row some level can hold: a `level` key that parses (other kinds store
-    `concurrency` 0), else a closed loop's concurrency c >= 1."""
+    """A row some level can hold: a `level` key of a known kind (such rows store
+    `concurrency` 0), else a concurrency c >= 1 (the format from before keys existed)."""
     level = data.get("level")
     if level is not None and not isinstance(level, str):
         return False
     try:
         key = key_from_fields(data["concurrency"], level)
+        kind_of(key)
     except ValueError:
         return False
-    return not key.is_closed or key.value >= 1
+    return level is not None or key.value >= 1
 
 
 def _plausible_record(data: dict[str, Any]) -> bool:

@@ -10,18 +10,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
-from servecap.core.load_spec import ClosedLoad, LoadSpec
 from servecap.core.run_info import RunInfo
 from servecap.core.summary import LevelSummary
-from servecap.load.schedulers import planned_requests as planned_count
+from servecap.kinds.closed import ClosedLoad
+from servecap.kinds.registry import kind_of, parse_load
+from servecap.kinds.window import Window
 from servecap.metrics.goodput import Goodput, goodput_by_level
 from servecap.metrics.level import summarise_records
-from servecap.metrics.window import Window, window_of
 from servecap.storage.run_dir import (
     REQUESTS_FILE,
     Run,
@@ -32,9 +30,6 @@ from servecap.storage.run_dir import (
     write_run_info,
     write_summaries,
 )
-
-# reads a stored `load` plan back, whichever kind it is
-_LOAD_SPEC: TypeAdapter[LoadSpec] = TypeAdapter(LoadSpec)
 
 
 def load_run(run_dir: Path) -> Run:
@@ -95,14 +90,14 @@ def planned_requests(info: RunInfo) -> dict[LevelKey, int] | None:
     config = info.config
     try:
         if config.get("load") is not None:
-            plan = _LOAD_SPEC.validate_python(config["load"])
+            plan = parse_load(config["load"])
         elif "rounds" in config and "concurrency" in config:
             plan = ClosedLoad(concurrency=config["concurrency"], rounds=config["rounds"])
         else:
             return None
-    except ValidationError:
+    except ValueError:  # pydantic's ValidationError is one
         return None
-    return {level.key: planned_count(level) for level in plan.levels()}
+    return {level.key: level.planned_requests() for level in plan.levels()}
 
 
 def stored_windows(info: RunInfo) -> dict[str, Window]:
@@ -112,18 +107,20 @@ def stored_windows(info: RunInfo) -> dict[str, Window]:
     if not isinstance(load, dict):
         return {}
     try:
-        spec = _LOAD_SPEC.validate_python(load)
-    except ValidationError:
+        spec = parse_load(load)
+    except ValueError:  # pydantic's ValidationError is one
         return {}
-    window = window_of(spec)
+    levels = spec.levels()  # every level of a kind shares the run's window
+    window = levels[0].window() if levels else None
     return {spec.kind: window} if window is not None else {}
 
 
 def run_goodput(run: Run, slo: SLO) -> dict[LevelKey, Goodput]:
-    """Goodput per open-loop level of a stored run, from its requests.jsonl (none for a
-    run without open-loop levels or without records)."""
+    """Goodput per level that offers a rate, from the stored run's requests.jsonl (none for
+    a run without such levels or without records)."""
     path = run.path / REQUESTS_FILE
-    if not any(level.key.kind == "open" for level in run.levels) or not path.is_file():
+    offers = any(kind_of(lv.key).offered_rate(lv.key) is not None for lv in run.levels)
+    if not offers or not path.is_file():
         return {}
     return goodput_by_level(iter_records(path), stored_windows(run.info), slo)
 

@@ -9,12 +9,13 @@ from pydantic import ValidationError
 
 from servecap.api.models import list_served_models
 from servecap.api.run import Secrets
+from servecap.api.run_config import RunConfig
 from servecap.api.run_workers import parse_workers
 from servecap.api.workload_options import WorkloadFlags, check_source, config_fields
-from servecap.core.config import ClientOptions, RunConfig, parse_levels, validate_base_url
+from servecap.core.config import ClientOptions, parse_levels, validate_base_url
 from servecap.core.errors import UserInputError
-from servecap.core.load_spec import OpenLoad, parse_rates
 from servecap.core.validation import user_input_error
+from servecap.kinds.open_loop import OpenLoad, parse_rates
 
 # The seed tool's concurrency choices.
 LEVEL_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)

@@ -10,7 +10,8 @@ from servecap.api.compare import CompareConfig
 from servecap.api.compare_report import find_comparison, report_runs, section_of
 from servecap.api.compare_store import is_comparison
 from servecap.api.compare_targets import build_targets
-from servecap.core.config import SLO, RunConfig, parse_levels
+from servecap.api.run_config import RunConfig
+from servecap.core.config import SLO, parse_levels
 from servecap.core.errors import UserInputError
 from servecap.report.charts_compare import section_charts
 from servecap.report.charts_plotly import figure

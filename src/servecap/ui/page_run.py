@@ -8,7 +8,7 @@ from typing import Any
 import streamlit as st
 
 from servecap.core.errors import UserInputError
-from servecap.core.load_spec import PROCESSES
+from servecap.kinds.open_loop import PROCESSES
 from servecap.ui.form import (
     DEFAULT_SELECTED,
     LEVEL_CHOICES,

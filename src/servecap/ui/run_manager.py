@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from servecap.api.run import RunOutcome, Secrets
-from servecap.core.config import RunConfig
+from servecap.api.run_config import RunConfig
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord

@@ -8,6 +8,7 @@ from servecap.api.plan import RunCapacity
 from servecap.core.level_key import LevelKey, format_value
 from servecap.core.numbers import rounded
 from servecap.core.summary import LevelSummary
+from servecap.kinds.registry import kind_of
 from servecap.storage.run_dir import Run
 
 # (column title, LevelSummary field, digits), after the level's own column (`key_cell`)
@@ -48,7 +49,7 @@ def level_rows(levels: list[LevelSummary]) -> list[dict[str, Any]]:
         row.update(
             {title: _fmt(getattr(level, name), digits) for title, name, digits in LEVEL_COLUMNS}
         )
-        if level.key.kind == "open":
+        if kind_of(level.key).offered_rate(level.key) is not None:
             row.update(
                 {title: _fmt(getattr(level, name), digits) for title, name, digits in RATE_COLUMNS}
             )
@@ -61,7 +62,7 @@ def level_rows(levels: list[LevelSummary]) -> list[dict[str, Any]]:
 
 def key_cell(key: LevelKey) -> dict[str, Any]:
     """The level's own column, titled by its kind: `{"c": 32}` for a closed loop."""
-    return {key.info.prefix: key.value}
+    return {key.prefix: key.value}
 
 
 def verdict_rows(capacity: RunCapacity, statistic: str) -> list[dict[str, Any]]:
@@ -106,7 +107,7 @@ def capacity_rows(runs: list[RunCapacity]) -> list[dict[str, Any]]:
 
 def _level_text(key: LevelKey) -> str:
     """`32` for c=32 (a closed loop's levels are listed as numbers), else the key: `fixed=2`."""
-    return format_value(key.value) if key.is_closed else str(key)
+    return format_value(key.value) if kind_of(key).text.bare_values else str(key)
 
 
 def run_label(run: Run) -> str:

@@ -13,19 +13,33 @@ Synthetic turns take their texts and `max_tokens` from the run's request source.
 `--dataset` the user turns are its conversations' (a multi-turn ShareGPT row's human turns,
 in order; `DatasetSource.conversations`), capped by `--turns` unless that is `all` (its
 default then); every turn asks for the run's `--output-tokens`.
+
+Over worker processes every worker builds the same seeded users and runs user u if
+u % N == k (`Share.part`), so each user's start offset, turns and think times are what one
+process would draw. A sessions level's own summary columns (the response-time law, think
+time, TTFT by turn) are `kinds.sessions_summary`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
 
 from servecap.core.clock import now_ns
-from servecap.core.load_spec import SessionsLevel
+from servecap.core.config import parse_levels
+from servecap.core.errors import UserInputError
+from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
-from servecap.load.scheduler import LevelIO, in_task_group
+from servecap.core.workload_spec import WorkloadSpec
+from servecap.kinds.base import KindText, LevelSpec, LoadKind, LoadPlan, Share
+from servecap.kinds.io import LevelIO, in_task_group
+from servecap.kinds.sessions_summary import session_fields
 from servecap.workload.datasets import Message
 from servecap.workload.sessions import SessionPlan, TurnRequest, VirtualUser, build_users
-from servecap.workload.source import IndexedSource, Request
+from servecap.workload.source import IndexedSource, Request, RequestSource
 from servecap.workload.sources import DatasetSource
 from servecap.workload.think_time import parse_think_time, parse_turn_cap, parse_turns
 
@@ -36,6 +50,33 @@ NS_PER_S = 1_000_000_000
 # the previous level's. A level's users send at most LEVEL_STRETCH turns.
 SESSIONS_FIRST_REQUEST = 1 << 32
 LEVEL_STRETCH = 1 << 26
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionsLevel(LevelSpec):
+    """N virtual users holding conversations for `ramp_s + duration_s` seconds.
+
+    `n_requests` is a lower bound (each user's first turn): a sessions level sends as many
+    turns as its users' think times fit into the duration.
+    """
+
+    users: int
+    think: str  # a think-time spec (`workload.think_time`), parsed by the scheduler
+    turns: str  # a turn-count spec
+    ramp_s: float
+    duration_s: float
+    seed: int
+
+    WIRE = "SessionsLevel"
+
+    def demand(self) -> int:
+        return self.users
+
+    def split(self, workers: int, source: RequestSource | None = None) -> list[Share]:
+        return [Share(k, self, part=(k, workers)) for k in range(min(workers, self.users))]
+
+    async def run(self, io: LevelIO) -> None:
+        await run_sessions_level(self, io)
 
 
 def _plan(level: SessionsLevel, io: LevelIO) -> tuple[SessionPlan, int]:
@@ -113,3 +154,84 @@ async def run_sessions_level(level: SessionsLevel, io: LevelIO) -> None:
                 group.create_task(user_loop(user))
 
     await in_task_group(start)
+
+
+class SessionsLoad(LoadPlan):
+    """Levels of virtual users (`users=100`): each holds a multi-turn chat, thinks between
+    turns, and opens a new conversation after its last turn.
+
+    Users start as a steady population would send (each after a draw of the think time's
+    residual, `workload.sessions`); requests sent in the first `ramp_s` are the level's
+    warm-up (recorded, marked `warmup`, left out of its statistics), so the level measures
+    the `duration_s` after it. Specs are kept as text; the front end checks they parse.
+    """
+
+
+    kind: Literal["sessions"] = "sessions"
+    users: list[int] = Field(min_length=1)
+    think: str = "exp:45"
+    turns: str = "uniform:2:8"
+    ramp_s: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    duration_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    seed: int = 0
+
+    @field_validator("users")
+    @classmethod
+    def _check_users(cls, value: list[int]) -> list[int]:
+        if min(value) < 1:
+            raise ValueError("user counts are integers >= 1")
+        return value
+
+    def levels(self) -> list[SessionsLevel]:
+        return [
+            SessionsLevel(
+                key=KIND.key(n), n_requests=n, users=n, think=self.think,
+                turns=self.turns, ramp_s=self.ramp_s, duration_s=self.duration_s,
+                seed=self.seed,
+            )
+            for n in sorted(set(self.users))
+        ]
+
+    def max_in_flight(self) -> int:
+        return max(self.users)
+
+    @classmethod
+    def from_text(cls, spec: str, seed: int) -> SessionsLoad:
+        return cls(users=parse_levels(spec, "users"), seed=seed)
+
+    def worker_source(
+        self, source: RequestSource, worker: int, workers: int
+    ) -> RequestSource:
+        """Every worker builds the same seeded users (a user's turns are the same in every
+        worker) and runs its own part of them."""
+        return source
+
+    def check_source(self, source: RequestSource, workload: WorkloadSpec | None) -> None:
+        """Users of a dataset send its conversations' user turns: it must have some."""
+        if isinstance(source, DatasetSource) and not source.conversations():
+            raise UserInputError(f"{workload.dataset if workload else ''}: "
+                                 "no row has a user turn for --users to send")
+
+
+class SessionsKind(LoadKind):
+    def summary_fields(self, key: LevelKey, records: list[RequestRecord]) -> dict[str, Any]:
+        return session_fields(records, int(key.value))
+
+
+KIND = SessionsKind(
+    "sessions",
+    KindText(
+        prefix="users",
+        unit="",
+        quantity="users",
+        axis_title="virtual users (N)",
+        mode="sessions",
+        methodology=(
+            "sessions: N virtual users, each sends a chat turn with its conversation's "
+            "history, reads the whole answer, thinks, and sends the next turn"
+        ),
+        example="users=50,100,200",
+    ),
+    SessionsLoad,
+    [SessionsLevel],
+)

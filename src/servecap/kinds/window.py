@@ -7,9 +7,9 @@ the level's first target time, or ENDS in the last `cooldown_s` before the level
 end, is left out of the level's statistics; it stays in requests.jsonl. A record without
 an end (cancelled before it was sent) counts as ending at its scheduled time.
 
-Pure, and for any load kind (open loop, sessions, trace replay): a caller gives the records
-of one level and the window, and gets the kept ones, the left-out count and the span the
-kept ones measure (for rates over the window).
+Pure, and for any load kind: a kind says which window its levels ask for
+(`LoadKind.window`); a caller gives the records of one level and the window, and gets the
+kept ones, the left-out count and the span the kept ones measure (for rates over the window).
 """
 
 from __future__ import annotations
@@ -68,12 +68,3 @@ def apply_window(records: Sequence[RequestRecord], window: Window) -> Windowed:
     end = max(_end_ns(r) for r in records) - round(window.cooldown_s * NS_PER_S)
     kept = [r for r in records if r.scheduled_at >= start and _end_ns(r) <= end]
     return Windowed(kept, len(records) - len(kept), start, end)
-
-
-def window_of(spec: object) -> Window | None:
-    """The window a level spec or load spec asks for: any with `warmup_s` and `cooldown_s`
-    fields (an open loop's; sessions and replay can carry the same two), else None."""
-    warmup_s, cooldown_s = getattr(spec, "warmup_s", None), getattr(spec, "cooldown_s", None)
-    if warmup_s is None or cooldown_s is None:
-        return None
-    return Window(float(warmup_s), float(cooldown_s))

@@ -1,9 +1,10 @@
-"""The scheduler seam: one coroutine per load kind runs one level.
+"""What a level's scheduler works with: a `Backend` that sends, and the level's `LevelIO`.
 
-A scheduler decides when each request of a level is sent; everything else comes in a
-`LevelIO`: the backend that sends, the source of what to send, the sink every ended record
-goes to, the stop event and the run's request ids. Schedulers are registered by kind in
-`load.schedulers.SCHEDULERS`, a plain dict.
+Each kind's level decides when each of its requests is sent (`LevelSpec.run`); everything
+else comes in a `LevelIO`: the backend that sends, the source of what to send, the sink
+every ended record goes to, the stop event and the run's request ids. The consumer owns the
+interface: `Backend` is defined here and `servecap.client` meets it, so no kind (and nothing
+in `load`) imports the client.
 """
 
 from __future__ import annotations
@@ -11,13 +12,25 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from servecap.core.records import RequestRecord
-from servecap.load.backend import Backend
 from servecap.workload.source import AnyRequest, RequestSource
 
 RecordSink = Callable[[RequestRecord], None]
+
+
+class Backend(Protocol):
+    """Sends one request and fills `record`; returns when the request has ended.
+
+    It must not raise for server faults (they go into the record); it re-raises
+    `asyncio.CancelledError` after marking the record cancelled. With `at_ns` it does what
+    it can ahead (the body, a connection) and writes the request at `at_ns`, never before.
+    """
+
+    async def send(
+        self, request: AnyRequest, record: RequestRecord, at_ns: int | None = None
+    ) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,16 +66,6 @@ class LevelIO:
             await self.backend.send(request, record, at_ns)
         finally:
             self.sink(record)
-
-
-class Scheduler(Protocol):
-    """Runs one level (a `LevelSpec` of the scheduler's kind) and returns when it ended.
-
-    `stop` ends scheduling early: requests in flight finish, no more are sent. Cancelling
-    the task marks in-flight requests cancelled and still sinks them.
-    """
-
-    async def __call__(self, level: Any, io: LevelIO) -> None: ...
 
 
 async def in_task_group(body: Callable[[asyncio.TaskGroup], Awaitable[None]]) -> None:

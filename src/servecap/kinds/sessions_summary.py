@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from servecap.core.records import RequestRecord
-from servecap.metrics.request_metrics import request_metrics
+from servecap.core.request_metrics import request_metrics
 from servecap.stats.response_time import check_law
 
 NS_PER_S = 1e9

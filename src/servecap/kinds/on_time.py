@@ -21,9 +21,9 @@ from collections.abc import Coroutine, Iterator
 from typing import Any
 
 from servecap.core.clock import now_ns
-from servecap.core.load_spec import LevelSpec
 from servecap.core.records import RequestRecord
-from servecap.load.scheduler import LevelIO, in_task_group
+from servecap.kinds.base import LevelSpec
+from servecap.kinds.io import LevelIO, in_task_group
 from servecap.workload.source import AnyRequest
 
 NS_PER_S = 1_000_000_000
