@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from servecap.report.charts_spec import Chart, Trace
+from servecap.report.chart_data import Chart, Trace
 from servecap.report.model import ChartInfo
 
 if TYPE_CHECKING:
