@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from servecap.api.compare import CompareConfig, servers
+from servecap.api.compare import servers
+from servecap.api.compare_config import CompareConfig
 from servecap.api.compare_lockstep import run_lockstep
 from servecap.api.compare_targets import build_targets
 from servecap.api.run_config import RunConfig

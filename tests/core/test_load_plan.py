@@ -19,7 +19,8 @@ from servecap.kinds.registry import KINDS, LoadSpec, kind_of
 def test_keys_print_parse_and_order() -> None:
     c32 = LevelKey.closed(32)
     assert str(c32) == "c=32" and LevelKey.parse("c=32") == c32 and LevelKey.parse("32") == c32
-    assert str(LevelKey("fixed", 2)) == "fixed=2" and kind_of(LevelKey.parse("fixed=2")).name == "fixed"
+    assert str(LevelKey("fixed", 2)) == "fixed=2"
+    assert kind_of(LevelKey.parse("fixed=2")).name == "fixed"
     assert sorted([c32, LevelKey.closed(8), LevelKey.closed(2)]) == [
         LevelKey.closed(2), LevelKey.closed(8), c32
     ]

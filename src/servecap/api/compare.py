@@ -15,9 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from servecap.api.compare_config import CompareConfig
 from servecap.api.compare_side import (
     Side,
     close_side,
@@ -34,23 +35,8 @@ from servecap.api.compare_targets import Target, check_models
 from servecap.api.loop import loop_factory
 from servecap.api.preflight import check_output_dir, ensure_file_limit
 from servecap.api.progress import NullProgress, ProgressSink
-from servecap.api.run_config import RunConfig
-from servecap.core.config import SLO
 from servecap.load.interleave import interleaved_order
 from servecap.storage.run_dir import new_run_dir
-
-
-@dataclass
-class CompareConfig:
-    """What `servecap compare` was asked: the targets, the shared workload, the repeats."""
-
-    targets: list[Target]
-    workload: RunConfig  # its name, model, base URL and extra body are per target
-    repeats: int = 3
-    allow_different_models: bool = False
-    slo: SLO = field(default_factory=SLO)
-    # (baseline, compared) names; empty: every target against the first
-    pairs: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -149,4 +135,4 @@ def run_comparison(
         return runner.run(run_comparison_async(config, urls, progress))
 
 
-__all__ = ["CompareConfig", "ComparisonOutcome", "run_comparison"]
+__all__ = ["ComparisonOutcome", "run_comparison"]

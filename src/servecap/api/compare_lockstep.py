@@ -25,7 +25,8 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any, Literal
 
-from servecap.api.compare import CompareConfig, ComparisonOutcome, prepare, servers
+from servecap.api.compare import ComparisonOutcome, prepare, servers
+from servecap.api.compare_config import CompareConfig
 from servecap.api.compare_side import (
     Side,
     close_side,

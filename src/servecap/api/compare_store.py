@@ -11,19 +11,17 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from servecap.analysis.capacity_delta import Headline, headline
 from servecap.analysis.comparison import PairComparison, Repeats, compare_targets
+from servecap.api.compare_config import CompareConfig
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.load.interleave import Slot
 from servecap.stats.difference import MIN_REPEATS_BETWEEN
 from servecap.storage.run_dir import REQUESTS_FILE, iter_records
-
-if TYPE_CHECKING:
-    from servecap.api.compare import CompareConfig
 
 COMPARISON_FILE = "comparison.json"
 FORMAT = 1

@@ -30,7 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from servecap.api.compare import CompareConfig, servers
+from servecap.api.compare import servers
+from servecap.api.compare_config import CompareConfig
 from servecap.api.compare_lockstep import Schedule, run_lockstep
 from servecap.api.compare_report import compared_report, report_runs
 from servecap.api.compare_targets import Target

@@ -85,7 +85,8 @@ def compare(
 ) -> None:
     """Compare deployments fairly: interleaved levels, repeats, differences with intervals."""
     from servecap.analysis.speedup import parse_pair
-    from servecap.api.compare import CompareConfig, run_comparison
+    from servecap.api.compare import run_comparison
+    from servecap.api.compare_config import CompareConfig
     from servecap.api.compare_lockstep import run_in_processes
     from servecap.api.compare_targets import build_targets
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from servecap.report.charts_spec import Chart, Trace
+from servecap.report.chart_data import Chart, Trace
 from servecap.report.comparison import ComparisonSection, Interval, LevelPoint
 from servecap.report.model import ChartInfo
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from servecap.report.charts_spec import Chart, Trace
+from servecap.report.chart_data import Chart, Trace
 
 PALETTE = (
     "#1f77b4",

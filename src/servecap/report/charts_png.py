@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from servecap.core.text import printable
+from servecap.report.chart_data import Chart, Trace
 from servecap.report.charts_plotly import PALETTE
-from servecap.report.charts_spec import Chart, Trace
 
 DPI = 100
 

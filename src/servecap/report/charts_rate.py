@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from servecap.kinds.registry import kind_of
-from servecap.report.charts_spec import Chart, Trace
+from servecap.report.chart_data import Chart, Trace
 from servecap.report.model import ChartInfo
 
 if TYPE_CHECKING:

@@ -1,11 +1,15 @@
-"""The charts as plain data (traces of numbers), drawn by both plotly and matplotlib."""
+"""The charts as plain data (`chart_data`'s traces of numbers), drawn by both plotly and
+matplotlib. `all_charts` adds the rate charts (`charts_rate`) and the comparison's
+(`charts_compare`), which build on the same `Chart` and `Trace`.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
-
+from servecap.report.chart_data import Chart, Trace
+from servecap.report.charts_compare import comparison_charts
+from servecap.report.charts_rate import rate_charts
 from servecap.report.kind_views import kind_charts
 from servecap.report.model import ChartInfo
 
@@ -86,34 +90,6 @@ CHARTS: tuple[ChartInfo, ...] = (
         caption="Requests per output-length bin (max_tokens asked, dashed; tokens served).",
     ),
 )
-
-
-class Trace(BaseModel):
-    name: str
-    x: list[float | int | str]
-    y: list[float | None]
-    dash: bool = False
-    color_index: int = 0
-    kind: Literal["line", "bar"] = "line"
-    # error bars: each point's interval ends (absolute values), empty for none
-    low: list[float | None] = Field(default_factory=list)
-    high: list[float | None] = Field(default_factory=list)
-
-
-class Chart(BaseModel):
-    info: ChartInfo
-    kind: Literal["lines", "bars", "heatmap", "grid"] = "lines"
-    x_title: str = ""  # the levels' axis (`Analysis.level_kind.axis_title`) unless set
-    y_title: str = ""
-    log_x: bool = True
-    traces: list[Trace] = Field(default_factory=list)
-    hline: float | None = None
-    marks: list[tuple[float, str]] = Field(default_factory=list)  # x, label (break-even)
-    z: list[list[float]] = Field(default_factory=list)  # heatmap rows
-    z_text: list[list[str]] = Field(default_factory=list)
-    rows: list[str] = Field(default_factory=list)
-    cols: list[str] = Field(default_factory=list)
-    panels: list[Chart] = Field(default_factory=list)
 
 
 def _axis(model: ReportModel) -> str:
@@ -279,9 +255,6 @@ def lengths_chart(model: ReportModel, dimension: str) -> Chart:
 
 def all_charts(model: ReportModel) -> list[Chart]:
     """The charts in order, then the rate charts when a run has open-loop levels."""
-    from servecap.report.charts_compare import comparison_charts  # (these build on this
-    from servecap.report.charts_rate import rate_charts  # module's types)
-
     both = ("mean", "p90")
     return [
         metric_chart(model, "ttft", "ttft", "ms", both),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from servecap.report.charts_compare import COMPARE_CHARTS
 from servecap.report.comparison import ComparisonSection
-from servecap.report.markdown import md
+from servecap.report.md_text import md
 
 
 def comparison_markdown(section: ComparisonSection) -> str:

@@ -2,35 +2,22 @@
 
 Server and user text is escaped twice over: HTML special characters become entities (so a
 renderer that allows inline HTML shows them as text) and Markdown punctuation is
-backslash-escaped (so no link, image or emphasis can be formed from it).
+backslash-escaped (so no link, image or emphasis can be formed from it); see `md_text.md`.
 """
 
 from __future__ import annotations
 
 import html
-import re
 
 from servecap.analysis import Finding
-from servecap.core.text import printable
 from servecap.report import views
+from servecap.report.comparison_md import comparison_markdown
 from servecap.report.kind_views import kind_chart_ids, kind_tables
+from servecap.report.md_text import md
 from servecap.report.model import ReportModel
 from servecap.report.predicted_views import predicted_tables
 from servecap.report.server_section import scrape_lines, server_tables
 from servecap.report.uncertainty import uncertainty_tables
-
-# Enough to stop emphasis, code spans, links, images and table breaks; `<`/`>`/`&` become
-# entities first. Text only ever follows "- ", "| " or "**", never starts a line.
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#|~!])")
-
-
-def md(text: object) -> str:
-    """Text that renders as itself in Markdown (CommonMark/GFM) and cannot become HTML."""
-    # no ESC/OSC or other control character reaches a viewer or a terminal (`cat report.md`)
-    s = printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = s.replace('"', "&quot;")
-    s = _MD_SPECIAL.sub(r"\\\1", s)
-    return " ".join(s.splitlines())
 
 
 def _table(t: views.Table) -> list[str]:
@@ -153,8 +140,6 @@ def render_markdown(model: ReportModel) -> str:
     text = "\n".join(out) + "\n"
     if model.comparison is None:
         return text
-    from servecap.report.comparison_md import comparison_markdown  # it imports `md` from here
-
     return comparison_markdown(model.comparison) + "\n" + text
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from servecap.api.compare import CompareConfig
+from servecap.api.compare_config import CompareConfig
 from servecap.api.compare_report import find_comparison, report_runs, section_of
 from servecap.api.compare_store import is_comparison
 from servecap.api.compare_targets import build_targets

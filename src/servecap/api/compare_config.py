@@ -1,0 +1,27 @@
+"""`CompareConfig`: what `servecap compare` was asked.
+
+Shared by `api.compare` (which runs it) and `api.compare_store` (which records it in
+`comparison.json`); in a module of its own, `compare_store` need not import `compare`,
+which imports `compare_store`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from servecap.api.compare_targets import Target
+from servecap.api.run_config import RunConfig
+from servecap.core.config import SLO
+
+
+@dataclass
+class CompareConfig:
+    """What `servecap compare` was asked: the targets, the shared workload, the repeats."""
+
+    targets: list[Target]
+    workload: RunConfig  # its name, model, base URL and extra body are per target
+    repeats: int = 3
+    allow_different_models: bool = False
+    slo: SLO = field(default_factory=SLO)
+    # (baseline, compared) names; empty: every target against the first
+    pairs: list[tuple[str, str]] = field(default_factory=list)
