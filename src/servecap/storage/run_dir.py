@@ -21,7 +21,7 @@ import orjson
 from pydantic import ValidationError
 
 from servecap.core.errors import DataFormatError, UserInputError
-from servecap.core.level_key import LevelKey, key_from_fields
+from servecap.core.level_key import LevelKey, key_fields, key_from_fields
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
 from servecap.core.summary import LevelSummary, summary_columns
@@ -219,7 +219,7 @@ def _names_a_level(data: dict[str, Any]) -> bool:
         kind_of(key)
     except ValueError:
         return False
-    return level is not None or key.value >= 1
+    return "concurrency" not in key_fields(key) or key.value >= 1
 
 
 def _plausible_record(data: dict[str, Any]) -> bool:
