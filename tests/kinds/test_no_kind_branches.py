@@ -54,9 +54,9 @@ def _branch(node: ast.AST) -> str | None:
         sides = [node.left, *node.comparators]
         if any(_kind_names(s) for s in sides) and any(_names_a_kind(s) for s in sides):
             return "compares with a load kind's name"
-    if isinstance(node, ast.Call) and ast.unparse(node.func) == "isinstance":
-        if len(node.args) == 2 and _type_names(node.args[1]) & KIND_CLASSES:
-            return "isinstance with a load kind's class"
+    if (isinstance(node, ast.Call) and ast.unparse(node.func) == "isinstance"
+            and len(node.args) == 2 and _type_names(node.args[1]) & KIND_CLASSES):
+        return "isinstance with a load kind's class"
     if isinstance(node, ast.Attribute) and node.attr in RETIRED | {"kind"}:
         owner = ast.unparse(node.value)
         if owner.endswith(("key", "level")):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from servecap.core.config import DEFAULT_LEVELS, ClientOptions, Endpoint, FindCmax
 from servecap.core.urls import strip_credentials
@@ -70,11 +70,14 @@ class RunConfig(BaseModel):
             raise ValueError("concurrency levels must be a non-empty list of integers >= 1")
         return sorted(set(value))
 
-    @model_validator(mode="after")
-    def _cmax_needs_a_grid(self) -> RunConfig:
-        if self.find_cmax is not None and self.load is not None and self.load.probe(1) is None:
-            raise ValueError(f"find_cmax refines a concurrency grid, not a {self.load.kind} load")
-        return self
+    @field_validator("find_cmax")
+    @classmethod
+    def _cmax_needs_a_grid(cls, value: FindCmax | None, info: ValidationInfo) -> FindCmax | None:
+        """Named by its own setting: the search probes levels its load's kind can add."""
+        load = info.data.get("load")
+        if value is not None and load is not None and load.probe(1) is None:
+            raise ValueError(f"refines a concurrency grid, not a {load.kind} load")
+        return value
 
     def load_spec(self) -> LoadSpec:
         """The plan this run sweeps: `load`, else the closed loop over `concurrency`."""

@@ -12,10 +12,12 @@ from servecap.api.run import Secrets
 from servecap.api.run_config import RunConfig
 from servecap.api.run_workers import parse_workers
 from servecap.api.workload_options import WorkloadFlags, check_source, config_fields
-from servecap.core.config import ClientOptions, parse_levels, validate_base_url
+from servecap.core.config import ClientOptions, FindCmax, parse_levels, validate_base_url
 from servecap.core.errors import UserInputError
 from servecap.core.validation import user_input_error
+from servecap.kinds.base import LoadPlan
 from servecap.kinds.open_loop import OpenLoad, parse_rates
+from servecap.kinds.registry import load_from_text
 
 # The seed tool's concurrency choices.
 LEVEL_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
@@ -30,6 +32,7 @@ OPEN_LABELS = {
 FORM_LABELS = {
     "rounds": "rounds per level", "input_tokens": "input tokens",
     "output_tokens": "output tokens", "name": "run name", "concurrency": "concurrency levels",
+    "find_cmax": "refine C_max", "load": "load",
 }
 
 
@@ -61,6 +64,11 @@ class RunForm:
     duration_s: float = 60.0
     # worker processes a level is split over: "auto" (one while one core keeps up) or N
     workers: str = "auto"
+    # Any load kind by its text form (`users=50,100`, `shape=ramp:1:20:60s`); empty: the
+    # levels or rates above.
+    load_text: str = ""
+    # after the concurrency levels, bisect C_max on the integers (`--find-cmax`)
+    find_cmax: bool = False
 
 
 def workload_flags(form: RunForm) -> WorkloadFlags:
@@ -74,7 +82,7 @@ def workload_flags(form: RunForm) -> WorkloadFlags:
     )
 
 
-def open_load_of(form: RunForm, seed: int = 0) -> OpenLoad | None:
+def open_load_of(form: RunForm, seed: int = 0) -> LoadPlan | None:
     """The open-loop plan the form asks for (None when no rate is typed)."""
     if not form.rates.strip():
         return None
@@ -111,6 +119,10 @@ def build_config(form: RunForm, results_dir: Path) -> RunConfig:
         raise UserInputError(f"enter the server's base URL, e.g. {RUN_DEFAULTS.client.base_url}")
     base_url = validate_base_url(form.base_url)
     load = open_load_of(form)
+    if form.load_text.strip():
+        if load is not None or form.trace.strip():
+            raise UserInputError("pick one load: the load text, a rate or a trace")
+        load = load_from_text(form.load_text)
     if load is not None and form.trace.strip():
         raise UserInputError("pick a rate or a trace, not both")
     levels = chosen_levels(form) if load is None else list(RUN_DEFAULTS.concurrency)
@@ -120,6 +132,8 @@ def build_config(form: RunForm, results_dir: Path) -> RunConfig:
     fields["workers"] = parse_workers(form.workers, "worker processes")
     if load is not None:
         fields["load"] = load
+    if form.find_cmax:
+        fields["find_cmax"] = FindCmax()
     try:
         config = RunConfig(
             name=form.name.strip() or None,

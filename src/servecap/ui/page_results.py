@@ -77,6 +77,7 @@ def show_capacity(run: Run, slo: SLO) -> None:
     for line in lines[1:]:
         st.text(line)
     label = "P90" if slo.statistic == "p90" else "mean"
+    show_kind_tables(capacity)
     if capacity.top_level is not None or any("goodput_rps" in lv for lv in capacity.levels):
         _rate_capacity(capacity, slo, label)
         return
@@ -102,6 +103,16 @@ def show_capacity(run: Run, slo: SLO) -> None:
     st.dataframe(verdict_rows(capacity, slo.statistic), hide_index=True)
     if capacity.c_max is not None:
         verify_form(run, slo)
+
+
+def show_kind_tables(capacity: RunCapacity) -> None:
+    """The tables a level's kind adds of its own (a rate shape's time windows)."""
+    for table in capacity.kind_tables or []:
+        st.markdown(f"**{plain(table.title)}**")
+        st.dataframe([dict(zip(table.header, row, strict=True)) for row in table.rows],
+                     hide_index=True)
+        if table.note:
+            st.caption(plain(table.note))
 
 
 def _rate_capacity(capacity: RunCapacity, slo: SLO, label: str) -> None:

@@ -9,6 +9,7 @@ import streamlit as st
 
 from servecap.core.errors import UserInputError
 from servecap.kinds.open_loop import PROCESSES
+from servecap.kinds.registry import KINDS
 from servecap.ui.form import (
     DEFAULT_SELECTED,
     LEVEL_CHOICES,
@@ -28,6 +29,7 @@ DATASET_FORMATS = ["auto", "prompt", "openai", "sharegpt"]
 TRACE_FORMATS = ["auto", "mooncake", "azure", "burstgpt"]
 CLOSED_MODE = "Concurrency (closed loop)"
 OPEN_MODE = "Rate (open loop)"
+TEXT_MODE = "Any load kind (as text)"
 SERVER_MSG = "server_msg"
 POLLING = "polling_job"
 POLL_S = 1.0
@@ -103,16 +105,25 @@ def _rate_fields() -> tuple[str, str, float]:
 
 
 def _form_fields() -> RunForm:
-    mode = st.radio("Load", [CLOSED_MODE, OPEN_MODE], key="load_mode", horizontal=True)
+    mode = st.radio("Load", [CLOSED_MODE, OPEN_MODE, TEXT_MODE], key="load_mode",
+                    horizontal=True)
     levels: list[int] = []
     custom, rates, arrival, duration = "", "", "poisson", RunForm.duration_s
+    load_text, find_cmax = "", False
     if mode == OPEN_MODE:
         rates, arrival, duration = _rate_fields()
+    elif mode == TEXT_MODE:
+        examples = ", ".join(k.text.example for k in KINDS.values() if k.text.example)
+        load_text = st.text_input("Load", key="load_text", placeholder=examples,
+                                  help="PREFIX=SPEC, the levels of any load kind")
     else:
         levels = st.multiselect("Concurrency levels", list(LEVEL_CHOICES),
                                 default=list(DEFAULT_SELECTED), key="levels")
         custom = st.text_input("Custom levels", key="custom_levels",
                                placeholder="e.g. 3, 12, 96")
+        find_cmax = st.checkbox("Refine C_max", key="find_cmax",
+                                help="After the levels, bisect C_max on the integers between "
+                                     "the last pass and the first miss (default SLOs)")
     c1, c2, c3 = st.columns(3)
     rounds = c1.number_input("Rounds per level", 1, 100_000, RunForm.rounds, key="rounds")
     tokens_in = c2.number_input("Input tokens", 1, 1_000_000, RunForm.input_tokens,
@@ -137,7 +148,7 @@ def _form_fields() -> RunForm:
         input_tokens=int(tokens_in), output_tokens=int(tokens_out), name=name,
         engine=engine, launch_command=command, notes=notes, **source,
         rates=rates if mode == OPEN_MODE else "", arrival=arrival, duration_s=duration,
-        workers=workers,
+        workers=workers, load_text=load_text, find_cmax=bool(find_cmax),
     )
 
 
