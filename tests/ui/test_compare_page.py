@@ -48,3 +48,27 @@ def test_compare_page_bad_targets_say_why(app_factory: Any, tmp_path: Path) -> N
     at.text_area(key="compare_targets").set_value("only=sim:deterministic")
     at = at.button[0].click().run()
     assert any("at least two" in e.value for e in at.error)
+
+
+def test_compare_page_runs_any_kind_from_the_load_field(
+    app_factory: Any, tmp_path: Path
+) -> None:
+    results = tmp_path / "results"
+    at = app_factory(results)
+    at = at.sidebar.radio(key="page").set_value("Compare").run()
+    at.text_area(key="compare_targets").set_value(
+        "slow=sim:deterministic*2\nfast=sim:deterministic"
+    )
+    at.text_input(key="compare_load").set_value("shape=steps:4:2s")  # 4 req/s for 2 s
+    at.number_input(key="compare_repeats").set_value(1)
+    at.number_input(key="compare_tokens").set_value(8)
+    at = at.button[0].click().run()
+    assert not at.exception
+    from servecap.ui.page_compare import compare_jobs
+
+    job = compare_jobs().latest()
+    assert job is not None and job.finished.wait(200), "comparison did not finish"
+    assert job.state == "done", job.error
+    (comp,) = [p for p in results.iterdir() if p.is_dir()]
+    slots = (comp / "comparison.json").read_text()
+    assert '"level": "shape=1"' in slots and '"level": "c=' not in slots

@@ -4,6 +4,10 @@
 from a process of its own. Both use these steps: preflight (no load), open the run
 directory, warm up, run slots (one level of one repeat, from a fresh request source so that
 every target gets the same prompts in the same order), save the pooled summaries, close.
+A slot is a level of the run's own kinds run by the run's own engine pieces: the source
+`run` builds (built-in prompts, a dataset, lengths, a trace), the level's own scheduler
+inside the same observers (`load.sweep.run_level`), its planned count and steady-state
+window, and the same summaries.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from servecap.api.preflight import preflight
 from servecap.api.progress import NullProgress, ProgressSink
 from servecap.api.run import new_run_info
 from servecap.api.run_config import RunConfig
+from servecap.api.workload import build_source, client_extra_body
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
@@ -32,6 +37,7 @@ from servecap.core.summary import LevelSummary
 from servecap.kinds.base import LevelSpec
 from servecap.kinds.closed import warmup_level
 from servecap.kinds.io import LevelIO
+from servecap.kinds.window import Window
 from servecap.load.interleave import Slot
 from servecap.load.sweep import run_level
 from servecap.metrics.level import summarise_level
@@ -42,7 +48,7 @@ from servecap.storage.run_dir import (
     write_run_info,
     write_summaries,
 )
-from servecap.workload.source import builtin_source
+from servecap.workload.source import RequestSource
 
 
 @dataclass
@@ -60,6 +66,7 @@ class Side:
     samples: dict[LevelKey, Repeats] = field(default_factory=dict)
     observed: dict[LevelKey, dict[str, Any]] = field(default_factory=dict)
     planned: dict[LevelKey, int] = field(default_factory=dict)  # requests per repeat
+    windows: dict[LevelKey, Window | None] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         """The target's entry in `comparison.json`."""
@@ -90,7 +97,7 @@ async def preflight_side(
                                     f"target {side.target.name}: ")
     side.client = StreamingClient(
         session, side.config.client, model, side.config.endpoint,
-        side.config.output_tokens, side.config.extra_body,
+        side.config.output_tokens, client_extra_body(side.config),
     )
     return side.secrets.redact(model) or model, server
 
@@ -116,9 +123,9 @@ def _sink(side: Side, bucket: list[RequestRecord], progress: ProgressSink) -> An
     return sink
 
 
-def _source(side: Side) -> Any:
-    cfg = side.config
-    return builtin_source(cfg.input_tokens, cfg.output_tokens, cfg.seed)
+def _source(side: Side) -> RequestSource:
+    """What `run` would send with this config, from its start (the same for every target)."""
+    return build_source(side.config)
 
 
 async def warm_up(side: Side) -> None:
@@ -137,7 +144,8 @@ async def run_slot(side: Side, level: LevelSpec, progress: ProgressSink) -> list
     io = LevelIO(side.client, _source(side), _sink(side, bucket, progress), side.ids)
     await run_level(level, io, level_observers(level), observed)
     side.observed[level.key] = observed
-    side.planned[level.key] = level.n_requests
+    side.planned[level.key] = level.planned_requests()
+    side.windows[level.key] = level.window()
     side.samples.setdefault(level.key, []).append(bucket)
     return bucket
 
@@ -148,7 +156,7 @@ def save_side(side: Side) -> None:
     levels = [
         summarise_level(
             key, [r for rep in reps for r in rep], side.observed.get(key),
-            side.planned.get(key, 0) * len(reps),
+            side.planned.get(key, 0) * len(reps), side.windows.get(key),
         )
         for key, reps in sorted(side.samples.items())
     ]
@@ -165,7 +173,9 @@ def close_side(side: Side, complete: bool) -> None:
 
 
 def slot_summary(level: LevelSpec, bucket: list[RequestRecord]) -> LevelSummary | None:
-    return summarise_level(level.key, bucket, None, level.n_requests) if bucket else None
+    if not bucket:
+        return None
+    return summarise_level(level.key, bucket, None, level.planned_requests(), level.window())
 
 
 def slot_record(slot: Slot, level: LevelSpec, bucket: list[RequestRecord]) -> SlotRecord:

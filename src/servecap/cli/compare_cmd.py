@@ -10,6 +10,12 @@ import typer
 from pydantic import ValidationError
 
 from servecap.api.run_config import RunConfig
+from servecap.api.workload_options import WorkloadFlags
+from servecap.cli import run_flags_load as lf
+from servecap.cli import run_flags_open as op
+from servecap.cli import run_flags_plan as pf
+from servecap.cli import run_flags_sessions as sf
+from servecap.cli import run_flags_workload as wf
 from servecap.cli.common import (
     EXIT_INTERRUPTED,
     SLO_DEFAULTS,
@@ -27,28 +33,35 @@ from servecap.core.text import printable
 from servecap.core.validation import user_input_error
 
 RUN = RunConfig()
+DEFAULT_LEVELS = "1,2,4,8"  # a comparison repeats each level: fewer levels than `run`'s
 WORKLOAD_FLAGS = {
     "model": "--model", "endpoint": "--endpoint", "concurrency": "--concurrency",
     "rounds": "--rounds", "input_tokens": "--input-tokens", "output_tokens": "--output-tokens",
     "warmup": "--warmup", "seed": "--seed", "out_dir": "--out", "extra_body": "--extra-body",
+    "workload": "--dataset/--prefix-tokens", "load": "--rate/--users/--trace/--load",
 }
 
 
 def _workload(
-    concurrency: str, rounds: int, input_tokens: int, output_tokens: int, warmup: int,
-    seed: int, out: Path, model: str | None, extra_body: str | None,
+    flags: pf.LoadFlags, rounds: int, warmup: int, out: Path, model: str | None,
+    extra_body: str | None,
 ) -> RunConfig:
+    """The workload every target runs: any load `run` accepts, and what it sends."""
+    from servecap.api.workload_options import check_source
     from servecap.cli.run_cmd import parse_extra_body  # `run`'s own rule and message
 
     body = parse_extra_body(extra_body)
+    fields = pf.plan_fields(flags)
     try:
-        return RunConfig(
-            concurrency=parse_levels(concurrency), rounds=rounds, input_tokens=input_tokens,
-            output_tokens=output_tokens, warmup=warmup, seed=seed, out_dir=str(out),
-            model=model, extra_body=body,
+        config = RunConfig(
+            concurrency=parse_levels(flags.concurrency or DEFAULT_LEVELS), rounds=rounds,
+            warmup=warmup, seed=flags.seed, out_dir=str(out), model=model, extra_body=body,
+            **fields,
         )
     except ValidationError as exc:
         raise user_input_error(exc, WORKLOAD_FLAGS) from None
+    check_source(config)  # a malformed dataset or trace is named before any load
+    return config
 
 
 @user_errors
@@ -63,10 +76,31 @@ def compare(
         "--pair", help="SPEC:BASE target names to compare (default: each against the first)"
     )] = None,
     repeats: Annotated[int, typer.Option(help="Runs of every level per target")] = 3,
-    concurrency: Annotated[str, typer.Option(help="Concurrency levels, e.g. 1,2,4")] = "1,2,4,8",
+    concurrency: Annotated[str | None, typer.Option(
+        help=f"Concurrency levels, e.g. 1,2,4 (default {DEFAULT_LEVELS})")] = None,
     rounds: Annotated[int, typer.Option(help="Requests per stream per level")] = RUN.rounds,
-    input_tokens: Annotated[int, typer.Option(help="Prompt length")] = RUN.input_tokens,
-    output_tokens: Annotated[int, typer.Option(help="max_tokens")] = RUN.output_tokens,
+    input_tokens: wf.InputTokens = str(RUN.input_tokens),
+    output_tokens: wf.OutputTokens = str(RUN.output_tokens),
+    rate: op.RateOption = None,
+    arrival: op.ArrivalOption = "poisson",
+    duration: sf.DurationOption = None,
+    requests: op.RequestsOption = None,
+    max_concurrency: op.MaxConcurrencyOption = None,
+    warmup_s: op.WarmupSOption = None,
+    cooldown_s: op.CooldownSOption = None,
+    users: sf.UsersOption = None,
+    think_time: sf.ThinkTimeSpecOption = sf.DEFAULTS.think,
+    turns: sf.TurnsOption = None,
+    ramp_s: sf.RampOption = sf.DEFAULTS.ramp_s,
+    load: lf.LoadOption = None,
+    dataset: wf.DatasetOpt = None,
+    dataset_format: wf.DatasetFormatOpt = "auto",
+    prefix_tokens: wf.PrefixTokensOpt = None,
+    prefix_groups: wf.PrefixGroupsOpt = 1,
+    trace: wf.TraceOpt = None,
+    trace_format: wf.TraceFormatOpt = "auto",
+    trace_speed: wf.TraceSpeedOpt = "1",
+    trace_duration: wf.TraceDurationOpt = None,
     warmup: Annotated[int, typer.Option(help="Warm-up requests per target")] = RUN.warmup,
     seed: Annotated[int, typer.Option(help="Prompt order and interleaving seed")] = RUN.seed,
     model: Annotated[str | None, typer.Option(help="Model for every target")] = None,
@@ -83,7 +117,11 @@ def compare(
         "--lockstep", help="Each target's client in its own process, every level on all "
         "targets at once")] = False,
 ) -> None:
-    """Compare deployments fairly: interleaved levels, repeats, differences with intervals."""
+    """Compare deployments fairly: interleaved levels, repeats, differences with intervals.
+
+    Any load `run` accepts: concurrency levels by default, --rate, --users, --trace or
+    --load, with the same datasets and length distributions.
+    """
     from servecap.analysis.speedup import parse_pair
     from servecap.api.compare import run_comparison
     from servecap.api.compare_config import CompareConfig
@@ -94,8 +132,13 @@ def compare(
     if repeats < 1:
         raise UserInputError(f"invalid --repeats {repeats}: at least 1")
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
-    workload = _workload(concurrency, rounds, input_tokens, output_tokens, warmup, seed, out,
-                         model, extra_body)
+    flags = pf.LoadFlags(
+        WorkloadFlags(input_tokens, output_tokens, dataset, dataset_format, None, prefix_tokens,
+                      prefix_groups, trace, trace_format, trace_speed, 0.0, trace_duration),
+        "chat", seed, concurrency, users, think_time, turns, ramp_s, duration, rate, arrival,
+        1.0, requests, max_concurrency, warmup_s, cooldown_s, load,
+    )
+    workload = _workload(flags, rounds, warmup, out, model, extra_body)
     names = [t.name for t in targets]
     pairs = [parse_pair(text, names) for text in pair or []]
     config = CompareConfig(targets, workload, repeats, allow_different_models, slo,

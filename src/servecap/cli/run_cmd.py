@@ -23,6 +23,7 @@ from servecap.api.run_config import RunConfig
 from servecap.cli import run_flags_cmax as cf
 from servecap.cli import run_flags_load as lf
 from servecap.cli import run_flags_open as op
+from servecap.cli import run_flags_plan as pf
 from servecap.cli import run_flags_sessions as sf
 from servecap.cli import run_flags_workers as wk
 from servecap.cli import run_flags_workload as wf
@@ -301,37 +302,23 @@ def run(
     if endpoint not in ("chat", "completions"):
         raise fail_input(f"invalid --endpoint {endpoint!r}: use chat or completions")
     headers = parse_headers(header or [])
-    check_one_load_model(concurrency, trace, users, rate)
-    chosen = lf.any_load(load, seed, {"--concurrency": concurrency, "--users": users,
-                                      "--rate": rate, "--trace": trace})
-    workload = wf.config_fields(wf.WorkloadFlags(
-        input_tokens, output_tokens, dataset, dataset_format, tokenizer, prefix_tokens,
-        prefix_groups, trace, trace_format, trace_speed, trace_start, trace_duration,
-    ))
-    sessions = sf.sessions_load(
-        dict(users=users, think_time=think_time, turns=turns, ramp_s=ramp_s,
-             duration=None if rate is not None else duration, dataset=dataset),
-        concurrency is not None, endpoint, seed,
+    flags = pf.LoadFlags(
+        wf.WorkloadFlags(input_tokens, output_tokens, dataset, dataset_format, tokenizer,
+                         prefix_tokens, prefix_groups, trace, trace_format, trace_speed,
+                         trace_start, trace_duration),
+        endpoint, seed, concurrency, users, think_time, turns, ramp_s, duration, rate, arrival,
+        burstiness, requests, max_concurrency, warmup_s, cooldown_s, load,
     )
-    open_plan = op.open_load(
-        dict(rate=rate, arrival=arrival, burstiness=burstiness, duration=duration,
-             requests=requests, max_concurrency=max_concurrency, warmup_s=warmup_s,
-             cooldown_s=cooldown_s),
-        concurrency is not None, seed,
-    )
-    replay = workload.pop("load", None)
-    other = next((flag for flag, given in (("--users", users), ("--rate", rate),
-                                           ("--trace", trace)) if given is not None), None)
-    if chosen is not None and chosen.probe(1) is None:
-        other = other or "--load"
+    fields = pf.plan_fields(flags)
+    other = flags.other_than_closed()
+    if other == "--load" and fields["load"].probe(1) is not None:
+        other = None  # `--load c=...` is a concurrency grid the search can refine
     search = cf.find_cmax(find_cmax, budget, (ttft_slo_ms, tps_slo, stat), other)
-    plan = next((p for p in (chosen, open_plan, sessions, replay) if p is not None), None)
     if concurrency is None:
         concurrency = DEFAULT_CONCURRENCY
     config = build_config(
-        load=plan,
         base_url=base_url, model=model, endpoint=endpoint, concurrency=concurrency,
-        rounds=rounds, warmup=warmup, **workload,
+        rounds=rounds, warmup=warmup, **fields,
         timeout=timeout, stall_timeout=stall_timeout, connect_timeout=connect_timeout,
         name=name, out=out, seed=seed, api_key_env=api_key_env,
         headers=headers, extra_body=parse_extra_body(extra_body), insecure=insecure,
@@ -343,18 +330,6 @@ def run(
     console = Console(stderr=True)
     outcome = execute(config, Secrets.from_env(api_key_env, headers), console)
     print_outcome(config, outcome)
-
-
-def check_one_load_model(
-    concurrency: str | None, trace: str | None, users: str | None, rate: str | None
-) -> None:
-    """Refuse flags of two load models at once (a trace sets its own schedule)."""
-    if trace is not None:
-        for flag, given in (("--concurrency", concurrency), ("--users", users), ("--rate", rate)):
-            if given is not None:
-                raise fail_input(f"--trace sets its own schedule: drop {flag}")
-    if rate is not None and users is not None:
-        raise fail_input("--rate and --users are two load models; give one of them")
 
 
 def print_outcome(config: RunConfig, outcome: RunOutcome) -> None:

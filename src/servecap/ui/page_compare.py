@@ -13,6 +13,7 @@ from servecap.api.compare_targets import build_targets
 from servecap.api.run_config import RunConfig
 from servecap.core.config import SLO, parse_levels
 from servecap.core.errors import UserInputError
+from servecap.kinds.registry import KINDS, load_from_text
 from servecap.report.charts_compare import section_charts
 from servecap.report.charts_plotly import figure
 from servecap.ui.compare_jobs import CompareJobs
@@ -31,6 +32,11 @@ def _form(results: Path, slo: SLO) -> None:
             "slow=sim:deterministic*1.1\nfast=sim:deterministic", key="compare_targets",
         )
         levels = st.text_input("Concurrency levels", "1,2,4", key="compare_levels")
+        examples = ", ".join(k.text.example for k in KINDS.values() if k.text.example)
+        load = st.text_input("Or any load kind, as text", key="compare_load",
+                             placeholder=examples,
+                             help="PREFIX=SPEC (e.g. rate=1,2 or users=10,20); the "
+                                  "concurrency levels are then unused")
         repeats = st.number_input("Repeats", 1, 20, 3, key="compare_repeats")
         rounds = st.number_input("Rounds", 1, 1000, 3, key="compare_rounds")
         tokens = st.number_input("Output tokens", 1, 100_000, 32, key="compare_tokens")
@@ -40,8 +46,9 @@ def _form(results: Path, slo: SLO) -> None:
         return
     try:
         specs = [line.strip() for line in targets.splitlines() if line.strip()]
+        plan = load_from_text(load) if load.strip() else None
         workload = RunConfig(concurrency=parse_levels(levels), rounds=int(rounds),
-                             output_tokens=int(tokens), out_dir=str(results))
+                             output_tokens=int(tokens), out_dir=str(results), load=plan)
         config = CompareConfig(build_targets(specs), workload, int(repeats), allow, slo)
     except UserInputError as exc:
         st.error(str(exc))
