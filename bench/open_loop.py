@@ -24,13 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from servecap.api.loop import loop_factory
 from servecap.api.run import Secrets, run_benchmark_async
 from servecap.api.run_config import RunConfig
 from servecap.core.clock import now_ns, sleep_until
 from servecap.core.config import ClientOptions
 from servecap.core.summary import LevelSummary
 from servecap.kinds.open_loop import OpenLoad
+from servecap.load.event_loop import loop_factory
 from servecap.sim.runner import start_server_process
 
 

@@ -32,9 +32,9 @@ from servecap.api.compare_side import (
 )
 from servecap.api.compare_store import ComparisonFile, write_comparison
 from servecap.api.compare_targets import Target, check_models
-from servecap.api.loop import loop_factory
 from servecap.api.preflight import check_output_dir, ensure_file_limit
 from servecap.api.progress import NullProgress, ProgressSink
+from servecap.load.event_loop import loop_factory
 from servecap.load.interleave import interleaved_order
 from servecap.storage.run_dir import new_run_dir
 

@@ -46,12 +46,12 @@ from servecap.api.compare_store import (
     write_comparison,
 )
 from servecap.api.compare_targets import Target, check_models
-from servecap.api.loop import loop_factory
 from servecap.api.progress import NullProgress, ProgressSink
 from servecap.api.queue_progress import QueueProgress
 from servecap.api.run_config import RunConfig
 from servecap.core.errors import UserInputError
 from servecap.kinds.base import LevelSpec
+from servecap.load.event_loop import loop_factory
 from servecap.load.interleave import Slot, interleaved_order
 from servecap.storage.run_dir import new_run_dir
 

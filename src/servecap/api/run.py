@@ -22,7 +22,6 @@ from typing import Any, Protocol
 from servecap import __version__
 from servecap.api.adaptive import SummaryCapture
 from servecap.api.find_cmax import CmaxPlan
-from servecap.api.loop import loop_factory
 from servecap.api.observers import level_observers
 from servecap.api.preflight import check_output_dir, ensure_file_limit, preflight
 from servecap.api.progress import NullProgress, ProgressSink
@@ -43,6 +42,7 @@ from servecap.kinds.base import LevelSpec
 from servecap.kinds.closed import warmup_level
 from servecap.kinds.io import Backend, LevelIO
 from servecap.kinds.registry import kind_named
+from servecap.load.event_loop import loop_factory
 from servecap.load.sweep import run_level
 from servecap.metrics.level import summarise_level
 from servecap.storage.run_dir import (

@@ -17,7 +17,6 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from servecap.api.find_cmax import refinement_line
-from servecap.api.loop import loop_factory
 from servecap.api.run import RunOutcome, run_benchmark_async
 from servecap.api.run_config import RunConfig
 from servecap.cli import run_flags_cmax as cf
@@ -38,6 +37,7 @@ from servecap.core.secrets import Secrets
 from servecap.core.summary import LevelSummary
 from servecap.core.text import printable
 from servecap.core.validation import user_input_error
+from servecap.load.event_loop import loop_factory
 
 # The defaults every flag shows are the config models' own, so they are declared once.
 RUN = RunConfig()

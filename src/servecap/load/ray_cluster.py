@@ -23,6 +23,7 @@ from typing import Any
 
 from servecap.core.clock import now_ns
 from servecap.core.errors import RunAborted, UserInputError
+from servecap.load.event_loop import loop_factory
 from servecap.load.worker_core import BackendFactory, WorkerCore
 from servecap.load.workers import PINGS, ClockCheck, WorkerSweep
 
@@ -52,13 +53,7 @@ class RayWorker:
             self._wake.notify()
 
     def _main(self, factory: BackendFactory, index: int, size: int) -> None:
-        try:
-            import uvloop
-
-            loop_factory: Any = uvloop.new_event_loop
-        except ImportError:  # pragma: no cover - uvloop is a dependency on POSIX
-            loop_factory = None
-        with asyncio.Runner(loop_factory=loop_factory) as runner:
+        with asyncio.Runner(loop_factory=loop_factory()) as runner:
             runner.run(self._serve(factory, index, size))
 
     async def _serve(self, factory: BackendFactory, index: int, size: int) -> None:

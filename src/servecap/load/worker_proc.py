@@ -20,6 +20,7 @@ import socket
 import struct
 import sys
 
+from servecap.load.event_loop import loop_factory
 from servecap.load.worker_core import BackendFactory, WorkerCore, pong
 from servecap.load.worker_wire import decode, encode
 
@@ -59,13 +60,8 @@ def main(argv: list[str]) -> None:
 
 def worker_main(sock: socket.socket, factory: BackendFactory, index: int, size: int) -> None:
     """Serve the parent on `sock` until it says exit or goes away."""
-    try:
-        import uvloop  # the client's timing is measured on uvloop, as in one process
-
-        loop_factory = uvloop.new_event_loop
-    except ImportError:  # pragma: no cover - uvloop is a dependency on POSIX
-        loop_factory = None
-    with asyncio.Runner(loop_factory=loop_factory) as runner:
+    # the client's timing is measured on uvloop, as in one process
+    with asyncio.Runner(loop_factory=loop_factory()) as runner:
         runner.run(_serve(sock, factory, index, size))
 
 
