@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from servecap.api.run import Secrets, run_benchmark_async
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run import Secrets, run_benchmark_async
+from servecap.api.run.run_config import RunConfig
 from servecap.core.clock import now_ns, sleep_until
 from servecap.core.config import ClientOptions
 from servecap.core.summary import LevelSummary

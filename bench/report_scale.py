@@ -103,7 +103,7 @@ CHILD = """
 import sys, time
 from pathlib import Path
 from servecap.storage.runs import load_runs
-from servecap.api.report import build_report, write_report
+from servecap.api.stored.report import build_report, write_report
 t = time.perf_counter()
 runs = load_runs([Path(sys.argv[1])])
 model = build_report(runs)

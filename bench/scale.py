@@ -43,8 +43,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from servecap.api.run import Secrets, run_benchmark_async
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run import Secrets, run_benchmark_async
+from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
 from servecap.load.shares import STREAMS_PER_WORKER
 from servecap.load.workers import usable_cores

@@ -26,8 +26,8 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from servecap.api.run import run_benchmark_async  # noqa: E402
-from servecap.api.run_config import RunConfig  # noqa: E402
+from servecap.api.run.run import run_benchmark_async  # noqa: E402
+from servecap.api.run.run_config import RunConfig  # noqa: E402
 from servecap.client.metrics_scrape import scrape_once  # noqa: E402
 from servecap.core.config import ClientOptions  # noqa: E402
 from servecap.sim.runner import start_server_process  # noqa: E402

@@ -109,8 +109,8 @@ def _held_out(
 
 def _through_client(held: HeldOut, config: str, tmp: Path) -> dict[str, float]:
     """Serve the held-out fit with `servecap sim`, sweep its test levels, compare."""
-    from servecap.api.run import Secrets, run_benchmark
-    from servecap.api.run_config import RunConfig
+    from servecap.api.run.run import Secrets, run_benchmark
+    from servecap.api.run.run_config import RunConfig
     from servecap.core.config import ClientOptions
     from servecap.sim.calibrate import write_profile
     from servecap.sim.runner import start_server_process
@@ -246,8 +246,8 @@ def cmax_repeated(repeats: int, rounds: int, configs: Sequence[str]) -> None:
     """The demo's server (`servecap sim`, its fixed seed) swept through `servecap run` at c =
     1, 2, 4 and 8, `repeats` times, fresh each time: how often the client's timing moves a
     C_max that depends on those levels (sglang-spec's), and each repeat's P90 TTFT."""
-    from servecap.api.run import Secrets, run_benchmark
-    from servecap.api.run_config import RunConfig
+    from servecap.api.run.run import Secrets, run_benchmark
+    from servecap.api.run.run_config import RunConfig
     from servecap.core.config import SLO, ClientOptions
     from servecap.sim.runner import start_server_process
     from servecap.stats.capacity import plan_levels

@@ -19,9 +19,9 @@ import os
 import tempfile
 import time
 
-from servecap.api.run import Secrets, run_benchmark
-from servecap.api.run_config import RunConfig
-from servecap.api.verify import VerifyOptions, summary_line, verify
+from servecap.api.predict.verify import VerifyOptions, summary_line, verify
+from servecap.api.run.run import Secrets, run_benchmark
+from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
 from servecap.sim.runner import start_server_process
 from servecap.storage.runs import load_run

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from servecap.analysis.headline import Held, c_max_text, headline
-from servecap.api.plan import plan_capacity
+from servecap.api.stored.plan import plan_capacity
 from servecap.core.config import SLO
 from servecap.kinds.registry import kind_of
 from servecap.stats.capacity import plan_levels

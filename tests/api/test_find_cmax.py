@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from servecap.api.adaptive import SummaryCapture
-from servecap.api.find_cmax import CmaxPlan, grid_bracket, refined_levels, refinement_line
-from servecap.api.plan import plan_capacity
-from servecap.api.progress import NullProgress
-from servecap.api.run import run_benchmark
-from servecap.api.run_config import RunConfig
+from servecap.api.run.adaptive import SummaryCapture
+from servecap.api.run.find_cmax import CmaxPlan, grid_bracket, refined_levels, refinement_line
+from servecap.api.run.progress import NullProgress
+from servecap.api.run.run import run_benchmark
+from servecap.api.run.run_config import RunConfig
+from servecap.api.stored.plan import plan_capacity
 from servecap.cli.main import app
 from servecap.core.config import SLO, ClientOptions, FindCmax
 from servecap.core.summary import LevelSummary

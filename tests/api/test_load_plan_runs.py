@@ -9,11 +9,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from servecap.api.plan import plan_runs
-from servecap.api.progress import NullProgress
-from servecap.api.report import build_report
-from servecap.api.run import RunOutcome, run_benchmark_async
-from servecap.api.run_config import RunConfig
+from servecap.api.run.progress import NullProgress
+from servecap.api.run.run import RunOutcome, run_benchmark_async
+from servecap.api.run.run_config import RunConfig
+from servecap.api.stored.plan import plan_runs
+from servecap.api.stored.report import build_report
 from servecap.core.config import SLO, ClientOptions
 from servecap.core.level_key import LevelKey
 from servecap.kinds.fixed import FixedLoad

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from servecap.api.predict import error_label, predict
+from servecap.api.predict.predict import error_label, predict
 from servecap.cli.main import app
 from servecap.core.config import SLO
 from servecap.sim.params import ModelParams

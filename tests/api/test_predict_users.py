@@ -1,4 +1,4 @@
-"""A prediction's users run on the profile's model (`api.predict_users`), and where they show."""
+"""Predicted users run on the profile's model (`api.predict.predict_users`), and where they show."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from servecap.api.predict import predict
-from servecap.api.predict_users import check_users
+from servecap.api.predict.predict import predict
+from servecap.api.predict.predict_users import check_users
 from servecap.cli.main import app
 from servecap.core.config import SLO
 from servecap.sim.profiles import load_profile

@@ -6,8 +6,8 @@ import statistics
 
 import pytest
 
-from servecap.api.run import run_benchmark_async
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run import run_benchmark_async
+from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
 from servecap.storage.run_dir import SUMMARY_JSON
 from servecap.storage.runs import load_run

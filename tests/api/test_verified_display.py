@@ -9,8 +9,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from servecap.api.plan import plan_runs
-from servecap.api.report import ReportOptions, build_report
+from servecap.api.stored.plan import plan_runs
+from servecap.api.stored.report import ReportOptions, build_report
 from servecap.cli.main import app
 from servecap.core.config import SLO
 from servecap.core.summary import LevelSummary

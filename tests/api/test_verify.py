@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from servecap.api.run import Secrets, run_benchmark
-from servecap.api.run_config import RunConfig
-from servecap.api.verify import VerifyOptions, verify
+from servecap.api.predict.verify import VerifyOptions, verify
+from servecap.api.run.run import Secrets, run_benchmark
+from servecap.api.run.run_config import RunConfig
 from servecap.cli.main import app
 from servecap.core.config import ClientOptions
 from servecap.core.errors import UserInputError
@@ -137,7 +137,7 @@ def _verification(verdict, verified=None, search_status=None):
     ],
 )
 def test_summary_line_says_why_the_prediction_was_not_verified(verification, expected):
-    from servecap.api.verify import summary_line
+    from servecap.api.predict.verify import summary_line
 
     last = summary_line(verification).splitlines()[-1]
     assert expected in last
@@ -161,9 +161,9 @@ def _drive(plan, ttft_p90_at):
 def test_search_on_miss_measures_one_level_when_the_prediction_holds(boundary, expected):
     """The demo's search: none when the predicted N passes; below it when it misses (steps
     of 1/1.25, then bisection to within 10%, at most 4 levels)."""
-    from servecap.api.adaptive import SummaryCapture
-    from servecap.api.progress import NullProgress
-    from servecap.api.verify import _UsersPlan
+    from servecap.api.predict.verify import _UsersPlan
+    from servecap.api.run.adaptive import SummaryCapture
+    from servecap.api.run.progress import NullProgress
     from servecap.kinds.sessions import SessionsLoad
     from servecap.stats.search import users_search
 

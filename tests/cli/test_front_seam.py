@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError
 from typer.testing import CliRunner
 
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run_config import RunConfig
 from servecap.cli.common import SLO_DEFAULTS, StatChoice
 from servecap.cli.main import app
 from servecap.cli.run_cmd import RUN_FLAGS

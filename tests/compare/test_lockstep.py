@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from servecap.api.compare import servers
-from servecap.api.compare_config import CompareConfig
-from servecap.api.compare_lockstep import run_lockstep
-from servecap.api.compare_targets import build_targets
-from servecap.api.run_config import RunConfig
+from servecap.api.comparison.config import CompareConfig
+from servecap.api.comparison.lockstep import run_lockstep
+from servecap.api.comparison.run import servers
+from servecap.api.comparison.targets import build_targets
+from servecap.api.run.run_config import RunConfig
 from servecap.core.errors import UserInputError
 
 pytestmark = pytest.mark.timeout(180)
@@ -85,7 +85,7 @@ def test_different_models_are_refused_before_any_load(tmp_path: Path) -> None:
 
 def test_the_demo_pairs_and_winner() -> None:
     from servecap.api.demo import VERIFY_S, _pairs, _winner
-    from servecap.api.plan import CapacityReport, RunCapacity
+    from servecap.api.stored.plan import CapacityReport, RunCapacity
     from servecap.cli.demo_cmd import VERIFY_S as CLI_VERIFY_S
     from servecap.core.config import SLO
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run_config import RunConfig
 from servecap.core.level_key import LevelKey, bound_text, keys_text
 from servecap.core.records import RequestRecord
 from servecap.core.summary import SUMMARY_COLUMNS, LevelSummary, summary_columns

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from servecap.api.predict_beside import served_workload
+from servecap.api.predict.predict_beside import served_workload
 from servecap.core.summary import LevelSummary
 from servecap.sim.profiles import Profile, load_profile_file
 from servecap.sim.sweep import Request

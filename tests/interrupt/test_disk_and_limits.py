@@ -82,7 +82,7 @@ def test_concurrency_above_hard_file_limit_refused(tmp_path: Path) -> None:
 def test_soft_file_limit_raised_to_fit() -> None:
     code = (
         "import resource\n"
-        "from servecap.api.preflight import ensure_file_limit\n"
+        "from servecap.api.run.preflight import ensure_file_limit\n"
         "ensure_file_limit(1000)\n"
         "print(resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n"
     )

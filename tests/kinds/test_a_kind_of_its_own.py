@@ -11,10 +11,10 @@ from typing import Any, Literal
 
 import pytest
 
-from servecap.api.plan import plan_runs
-from servecap.api.report import build_report
-from servecap.api.run import run_benchmark_async
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run import run_benchmark_async
+from servecap.api.run.run_config import RunConfig
+from servecap.api.stored.plan import plan_runs
+from servecap.api.stored.report import build_report
 from servecap.core.config import SLO, ClientOptions
 from servecap.core.level_key import LevelKey
 from servecap.kinds.base import KindText, LevelSpec, LoadKind, LoadPlan, Share

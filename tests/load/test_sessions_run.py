@@ -12,8 +12,8 @@ import pytest
 from aiohttp import web
 from typer.testing import CliRunner
 
-from servecap.api.run import Secrets, run_benchmark, run_benchmark_async
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run import Secrets, run_benchmark, run_benchmark_async
+from servecap.api.run.run_config import RunConfig
 from servecap.cli.main import app as cli_app
 from servecap.core.config import ClientOptions
 from servecap.kinds.sessions import SessionsLoad

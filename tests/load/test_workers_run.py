@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from servecap.api.progress import NullProgress
-from servecap.api.run import Secrets, run_benchmark, run_benchmark_async
-from servecap.api.run_config import RunConfig
+from servecap.api.run.progress import NullProgress
+from servecap.api.run.run import Secrets, run_benchmark, run_benchmark_async
+from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
 from servecap.kinds.open_loop import OpenLoad, level_offsets_ns
 from servecap.sim.runner import start_server_process

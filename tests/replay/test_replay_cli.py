@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from servecap.api.run_config import RunConfig
-from servecap.api.workload import build_source, client_extra_body
-from servecap.api.workload_options import WorkloadFlags, config_fields
+from servecap.api.run.run_config import RunConfig
+from servecap.api.run.workload import build_source, client_extra_body
+from servecap.api.run.workload_options import WorkloadFlags, config_fields
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.core.workload_spec import WorkloadSpec

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from servecap.api.plan import plan_runs
-from servecap.api.report import build_report
-from servecap.api.run import run_benchmark_async
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run import run_benchmark_async
+from servecap.api.run.run_config import RunConfig
+from servecap.api.stored.plan import plan_runs
+from servecap.api.stored.report import build_report
 from servecap.core.config import SLO, ClientOptions
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord

@@ -4,7 +4,13 @@ from pathlib import Path
 
 import pytest
 
-from servecap.api.report import ReportModel, ReportOptions, ReportPaths, build_report, write_report
+from servecap.api.stored.report import (
+    ReportModel,
+    ReportOptions,
+    ReportPaths,
+    build_report,
+    write_report,
+)
 from servecap.storage.import_summary import import_summary
 from servecap.storage.runs import load_runs
 from tests.seed_data import SEED_CSV

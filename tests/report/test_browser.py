@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from servecap.api.report import ReportPaths
+from servecap.api.stored.report import ReportPaths
 from servecap.report.charts_spec import CHARTS
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from servecap.api.report import ReportModel
+from servecap.api.stored.report import ReportModel
 from servecap.report.charts_png import render_png
 from servecap.report.charts_spec import CHARTS, all_charts
 
@@ -46,7 +46,7 @@ def test_a_run_missing_metrics_draws_every_png_without_a_warning(tmp_path: Path)
     import json
     import warnings
 
-    from servecap.api.report import ReportOptions, build_report
+    from servecap.api.stored.report import ReportOptions, build_report
     from servecap.core.summary import LevelSummary
     from servecap.storage.run_dir import write_summaries
     from servecap.storage.runs import load_runs

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from servecap.api.report import ReportOptions, build_report, write_report
+from servecap.api.stored.report import ReportOptions, build_report, write_report
 from servecap.core.errors import UserInputError
 from servecap.core.run_info import RunInfo
 from servecap.core.summary import LevelSummary

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from servecap.api.predict_beside import at_time_scale
-from servecap.api.report import ReportOptions, build_report, write_report
+from servecap.api.predict.predict_beside import at_time_scale
+from servecap.api.stored.report import ReportOptions, build_report, write_report
 from servecap.cli.main import app
 from servecap.core.config import SLO
 from servecap.report.predicted import PredictedRun

@@ -7,7 +7,7 @@ import json
 import re
 import zipfile
 
-from servecap.api.report import ReportModel, ReportPaths
+from servecap.api.stored.report import ReportModel, ReportPaths
 from servecap.report.charts_spec import CHARTS
 
 from .conftest import ORDER

@@ -11,8 +11,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from servecap.api.run import run_benchmark_async
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run import run_benchmark_async
+from servecap.api.run.run_config import RunConfig
 from servecap.client.metrics_scrape import scrape_once
 from servecap.core.config import ClientOptions
 from servecap.storage.server_metrics_file import SERVER_METRICS_FILE, read_scrapes

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from servecap.api.predict import error_label, predict
+from servecap.api.predict.predict import error_label, predict
 from servecap.core.config import SLO
 from servecap.report.simulated import simulated_label
 from servecap.sim import calibrate

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from servecap.api.predict import predict
+from servecap.api.predict.predict import predict
 from servecap.core.config import SLO
 from servecap.sim.holdout import split_levels
 from servecap.sim.measured_levels import read_levels

@@ -7,7 +7,7 @@ import json
 import numpy as np
 from typer.testing import CliRunner
 
-from servecap.api.plan import plan_runs
+from servecap.api.stored.plan import plan_runs
 from servecap.cli.main import app
 from servecap.core.config import SLO
 from servecap.core.records import RequestRecord
@@ -145,7 +145,7 @@ def test_plan_runs_from_disk_matches_summary(tmp_path):
 
 
 def test_report_shows_intervals_verdicts_and_bracket(tmp_path):
-    from servecap.api.report import ReportOptions, build_report
+    from servecap.api.stored.report import ReportOptions, build_report
     from servecap.report.markdown import render_markdown
     from servecap.report.uncertainty import uncertainty_tables
 

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from servecap.api.plan import plan_capacity
+from servecap.api.stored.plan import plan_capacity
 from servecap.core.config import SLO
 from servecap.core.errors import DataFormatError
 from servecap.storage.import_summary import import_summary

@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("streamlit")
 pytest.importorskip("httptools")
 
-from servecap.api.run import Secrets, run_benchmark
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run import Secrets, run_benchmark
+from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
 from servecap.sim.profiles import builtin_profile
 from servecap.sim.runner import SimServerHandle, start_server_in_thread

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
 from servecap.sim.runner import SimServerHandle
 

@@ -44,7 +44,7 @@ def test_rate_mode_on_the_page_rejects_a_zero_rate(app_factory: Any, tmp_path: P
 
 
 def test_results_tables_of_a_rate_run() -> None:
-    from servecap.api.plan import RunCapacity
+    from servecap.api.stored.plan import RunCapacity
     from servecap.ui.tables import capacity_rows, verdict_rows
 
     capacity = RunCapacity(

@@ -76,7 +76,7 @@ def test_streamlit_command_is_headless_loopback_without_stats(tmp_path: Path) ->
 def test_manager_runs_in_background_and_refuses_a_second(
     sim: SimServerHandle, tmp_path: Path
 ) -> None:
-    from servecap.api.run import Secrets
+    from servecap.api.run.run import Secrets
 
     manager = RunManager()
     config = build_config(RunForm(sim.base_url, levels=[1], rounds=300, output_tokens=8),
@@ -91,7 +91,7 @@ def test_manager_runs_in_background_and_refuses_a_second(
 
 
 def test_manager_preflight_error_leaves_nothing(tmp_path: Path) -> None:
-    from servecap.api.run import Secrets
+    from servecap.api.run.run import Secrets
 
     manager = RunManager()
     config = build_config(RunForm("http://127.0.0.1:9/v1", levels=[1]), tmp_path)

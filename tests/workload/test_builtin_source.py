@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from servecap.api.run import run_benchmark_async
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run import run_benchmark_async
+from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
 from servecap.sim.runner import start_server_process
 from servecap.workload.prompts import build_prompts

@@ -1,1 +1,1 @@
-"""L5: the library entry points front ends call: run, plan, import, report."""
+"""L5: the entry points front ends call, by job: demo > comparison > stored > predict > run."""

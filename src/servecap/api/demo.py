@@ -4,7 +4,7 @@ The seed's four deployments run as four simulator processes on loopback, compare
 `servecap compare` compares (same prompts in the same order for every target, every level's
 records kept per repeat, `comparison.json` with the seed's three pairs): vllm-spec against
 vllm-direct, sglang-spec against sglang-direct, vllm-direct against sglang-direct. Each
-target's client runs in a process of its own (`api.compare_lockstep`), and by default in
+target's client runs in a process of its own (`api.comparison.lockstep`), and by default in
 lock-step: each level runs on all four at the same moments, so drift on the machine hits
 them alike, and the demo takes as long as the slowest deployment at each level (7 minutes
 at x1 with the seed's 10 rounds) rather than the sum of the four (about 17, the
@@ -14,7 +14,7 @@ when it searched three more levels (2026-12-06). At the seed's levels a simulate
 its client use a few percent of a core each; every level's client health is recorded as in
 any run, so a machine too busy for this says so.
 
-Then it verifies the users of the deployment that wins on P90 (`api.verify`): that many
+Then it verifies the users of the deployment that wins on P90 (`api.predict.verify`): that many
 users with the seed's 45 s think time (exponential) and one-turn conversations (the sweep's
 request shape), against the same simulator at the same time scale, for `verify_s` seconds
 after a warm-up of `VERIFY_WARMUP_S` (users start as a steady population would send);
@@ -30,17 +30,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from servecap.api.compare import servers
-from servecap.api.compare_config import CompareConfig
-from servecap.api.compare_lockstep import Schedule, run_lockstep
-from servecap.api.compare_report import compared_report, report_runs
-from servecap.api.compare_targets import Target
-from servecap.api.plan import CapacityReport, plan_runs
-from servecap.api.progress import ProgressSink
-from servecap.api.report import ReportOptions, write_report
-from servecap.api.run import Secrets
-from servecap.api.run_config import RunConfig
-from servecap.api.verify import Verification, VerifyOptions, verify
+from servecap.api.comparison.config import CompareConfig
+from servecap.api.comparison.lockstep import Schedule, run_lockstep
+from servecap.api.comparison.report import compared_report, report_runs
+from servecap.api.comparison.run import servers
+from servecap.api.comparison.targets import Target
+from servecap.api.predict.verify import Verification, VerifyOptions, verify
+from servecap.api.run.progress import ProgressSink
+from servecap.api.run.run import Secrets
+from servecap.api.run.run_config import RunConfig
+from servecap.api.stored.plan import CapacityReport, plan_runs
+from servecap.api.stored.report import ReportOptions, write_report
 from servecap.core.config import DEFAULT_LEVELS, SLO
 from servecap.report.comparison import ComparisonSection
 from servecap.storage.runs import load_runs

@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from servecap.api.run_config import RunConfig
-from servecap.api.workload_options import WorkloadFlags
+from servecap.api.run.run_config import RunConfig
+from servecap.api.run.workload_options import WorkloadFlags
 from servecap.cli import run_flags_load as lf
 from servecap.cli import run_flags_open as op
 from servecap.cli import run_flags_plan as pf
@@ -47,7 +47,7 @@ def _workload(
     extra_body: str | None,
 ) -> RunConfig:
     """The workload every target runs: any load `run` accepts, and what it sends."""
-    from servecap.api.workload_options import check_source
+    from servecap.api.run.workload_options import check_source
     from servecap.cli.run_cmd import parse_extra_body  # `run`'s own rule and message
 
     body = parse_extra_body(extra_body)
@@ -123,10 +123,10 @@ def compare(
     --load, with the same datasets and length distributions.
     """
     from servecap.analysis.speedup import parse_pair
-    from servecap.api.compare import run_comparison
-    from servecap.api.compare_config import CompareConfig
-    from servecap.api.compare_lockstep import run_in_processes
-    from servecap.api.compare_targets import build_targets
+    from servecap.api.comparison.config import CompareConfig
+    from servecap.api.comparison.lockstep import run_in_processes
+    from servecap.api.comparison.run import run_comparison
+    from servecap.api.comparison.targets import build_targets
 
     targets = build_targets(target or [], target_model or [], target_extra_body or [])
     if repeats < 1:

@@ -102,7 +102,7 @@ def _print_pairs(console: Console, result: DemoResult) -> None:
 
 
 def _print_verification(console: Console, result: DemoResult) -> None:
-    from servecap.api.verify import summary_line
+    from servecap.api.predict.verify import summary_line
 
     if result.verification is None:
         if result.winner is None:

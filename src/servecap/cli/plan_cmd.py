@@ -9,9 +9,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from servecap.api.imports import import_table
-from servecap.api.plan import plan_runs
-from servecap.api.runs import load_runs, run_to_json, status_text
+from servecap.api.stored.imports import import_table
+from servecap.api.stored.plan import plan_runs
+from servecap.api.stored.runs import load_runs, run_to_json, status_text
 from servecap.cli.common import (
     SLO_DEFAULTS,
     StatChoice,

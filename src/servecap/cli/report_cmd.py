@@ -35,7 +35,7 @@ def report_options(
     think_time_s: float, stat: StatChoice,
 ) -> ReportOptions:
     """ReportOptions from the flags; bad values raise UserInputError with one message."""
-    from servecap.api.report import ReportOptions
+    from servecap.api.stored.report import ReportOptions
 
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
     options = ReportOptions(pairs=list(pairs), slo=slo)
@@ -61,13 +61,13 @@ def report(
     predict: Annotated[str | None, typer.Option("--predict", help=PREDICT_HELP)] = None,
 ) -> None:
     """Compare runs: report.html, report.md, charts/, tables/ and results.zip in --out."""
-    from servecap.api.compare_report import compared_report, report_runs
-    from servecap.api.report import write_report
+    from servecap.api.comparison.report import compared_report, report_runs
+    from servecap.api.stored.report import write_report
 
     options = report_options(title, pair or [], ttft_slo_ms, tps_slo, think_time_s, stat)
     profile = None
     if predict is not None:
-        from servecap.api.predict import predicting_profile
+        from servecap.api.predict.predict import predicting_profile
 
         profile = predicting_profile(predict, what="--predict")
     if not runs:
@@ -75,7 +75,7 @@ def report(
     loaded = report_runs(runs)
     model, section = compared_report(runs, loaded, options, require=compare)
     if profile is not None:
-        from servecap.api.predict_beside import with_predictions
+        from servecap.api.predict.predict_beside import with_predictions
 
         model = with_predictions(model, profile)
     paths = write_report(model, out)
@@ -88,7 +88,7 @@ def report(
 
 def _lead_with(section: ComparisonSection, out: Path) -> None:
     """Print the comparison headline first (report.md and report.html open with it too)."""
-    from servecap.api.compare_report import write_comparison_md
+    from servecap.api.comparison.report import write_comparison_md
 
     for pair in section.pairs:
         print(printable(f"{pair.b} vs {pair.a}:"))

@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from servecap.api.find_cmax import refinement_line
-from servecap.api.run import RunOutcome, run_benchmark_async
-from servecap.api.run_config import RunConfig
+from servecap.api.run.find_cmax import refinement_line
+from servecap.api.run.run import RunOutcome, run_benchmark_async
+from servecap.api.run.run_config import RunConfig
 from servecap.cli import run_flags_cmax as cf
 from servecap.cli import run_flags_load as lf
 from servecap.cli import run_flags_open as op

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from servecap.api.workload_options import WorkloadFlags, config_fields
+from servecap.api.run.workload_options import WorkloadFlags, config_fields
 from servecap.cli import run_flags_load as lf
 from servecap.cli import run_flags_open as op
 from servecap.cli import run_flags_sessions as sf

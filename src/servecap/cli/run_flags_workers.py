@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from servecap.api.run_workers import parse_workers
+from servecap.api.run.run_workers import parse_workers
 from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary
 

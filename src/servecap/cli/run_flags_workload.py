@@ -2,7 +2,7 @@
 shared prefixes, and trace replay (`--trace`, one level per `--trace-speed`).
 
 They become a `WorkloadSpec` (stored in run.json) and, for a trace, a `ReplayLoad`
-(`api.workload_options`, shared with the app). The files are read before any load, so a
+(`api.run.workload_options`, shared with the app). The files are read before any load, so a
 malformed dataset or trace exits 2 with the file, line and column in one message.
 """
 
@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from servecap.api.workload_options import WorkloadFlags, check_source, config_fields
+from servecap.api.run.workload_options import WorkloadFlags, check_source, config_fields
 from servecap.workload.traces import FORMATS
 
 __all__ = ["WorkloadFlags", "check_source", "config_fields"]

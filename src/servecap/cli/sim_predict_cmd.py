@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from servecap.api.predict import (
+from servecap.api.predict.predict import (
     DEFAULT_DRAWS,
     Prediction,
     error_label,

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from servecap.analysis.headline import Held, c_max_text, headline, lower_bound_note
-from servecap.api.plan import CapacityReport, RunCapacity
+from servecap.api.stored.plan import CapacityReport, RunCapacity
 from servecap.core.level_key import LevelKey, format_value
 from servecap.core.numbers import fmt_number
 from servecap.core.summary import LevelSummary

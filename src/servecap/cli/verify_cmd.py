@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from servecap.api.verify import VerifyOptions, summary_line, verify
+from servecap.api.predict.verify import VerifyOptions, summary_line, verify
 from servecap.cli.common import (
     SLO_DEFAULTS,
     StatChoice,

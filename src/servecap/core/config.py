@@ -2,7 +2,7 @@
 judges a run by, and the checks of a base URL and of concurrency levels.
 
 Secrets never live here: the API key is referenced by the name of its environment variable.
-What a whole run was asked to do (`RunConfig`, with its load plan) is `api.run_config`'s,
+What a whole run was asked to do (`RunConfig`, with its load plan) is `api.run.run_config`'s,
 since the load plan's kinds sit above this layer.
 """
 

@@ -1,4 +1,4 @@
-"""What a prediction's users did when run on a simulator profile's model (`api.predict_users`).
+"""What a prediction's users did on a simulator profile's model (`api.predict.predict_users`).
 
 Data only, shared by the api layer, which runs them, and the report and CLI, which show them.
 Times and rates are on the clock of whoever asked (a run measured at a simulator time scale

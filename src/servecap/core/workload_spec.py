@@ -1,7 +1,7 @@
 """What a run sends, when it is not the built-in prompts: a dataset, length distributions,
 a tokenizer for exact prompt lengths, shared prefixes (`RunConfig.workload`).
 
-Only the specs as the user typed them are kept (stored in run.json); `api.workload` reads
+Only the specs as the user typed them are kept (stored in run.json); `api.run.workload` reads
 the files and parses the distributions before any load, so a bad one fails the run at once.
 A trace replay's file lives in its load plan (`load_spec.ReplayLoad`), not here.
 """

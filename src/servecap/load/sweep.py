@@ -3,7 +3,7 @@
 An observer is an async context manager the sweep enters before a level's first request and
 leaves after its last (today the client monitor; the server-metrics scraper and worker
 health are next). Each adds its fields to the level's summary row through `fields()`, so
-the sweep and `api.run` never know which observers there are.
+the sweep and `api.run.run` never know which observers there are.
 """
 
 from __future__ import annotations

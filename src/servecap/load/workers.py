@@ -1,6 +1,6 @@
 """Worker pools: a level's streams, rate or users split over processes, one writer.
 
-`WorkerSweep.run_level` has `load.sweep.run_level`'s signature, so `api.run` runs each
+`WorkerSweep.run_level` has `load.sweep.run_level`'s signature, so `api.run.run` runs each
 level through one or the other. It splits the level (`load.shares`), sends each worker
 its share and the start time they all share, enters the level's observers in the parent
 (the server-metrics scraper), and merges every row into the level's sink

@@ -1,6 +1,6 @@
 """The comparison a report leads with: per pair, the capacity delta with its intervals.
 
-Built by `api.compare_report` from a stored comparison (or from separate runs of one
+Built by `api.comparison.report` from a stored comparison (or from separate runs of one
 workload, then marked not interleaved) and put on the report's model, so `report.html`,
 `report.md` and the comparison charts (`report.charts_compare`) show the same numbers:
 each pair's headline sentences (users difference with its interval first), both targets'

@@ -1,7 +1,7 @@
 """Predicted beside measured: a calibrated profile's answer for a run's own levels and lengths.
 
 Data only (the tables: `report.predicted_views`). The prediction itself is made in the api
-layer (`api.predict_beside`), where the simulator runs: each reported closed-loop run's
+layer (`api.predict.predict_beside`), where the simulator runs: each reported closed-loop run's
 concurrency levels are swept on
 the profile's model at the run's prompt and output lengths and judged as the run was. The
 tables put each measured mean beside its prediction and the relative error, and C_max and
@@ -43,7 +43,7 @@ class PredictedCapacity(BaseModel):
     # (`stats.draws.chance_levels`)
     predicted_chance_levels: list[tuple[int, int]] = []
     # the predicted users run on the model as users thinking between requests
-    # (`api.predict_users`), on the run's clock; None where the plan has no users
+    # (`api.predict.predict_users`), on the run's clock; None where the plan has no users
     users_check: UsersCheck | None = None
 
 

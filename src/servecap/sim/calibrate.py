@@ -176,7 +176,7 @@ def holdout_profile(profile: Profile, held: HeldOut) -> Profile:
 def make_writable_folder(folder: Path) -> None:
     """Make ``folder`` (and its parents) and prove a file can be written in it; raises
     OSError. Called before a fit, so a bad output path fails at once, not after it. (The
-    run's `api.preflight.check_output_dir` does the same, but the simulator imports nothing
+    run's `api.run.preflight.check_output_dir` does the same, but the simulator imports nothing
     from servecap's layers: DESIGN's island rule.)"""
     for part in (folder, *folder.parents):
         if part.exists() and not part.is_dir():  # mkdir would say "File exists"

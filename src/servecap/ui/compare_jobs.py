@@ -10,8 +10,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Literal
 
-from servecap.api.compare import ComparisonOutcome, run_comparison
-from servecap.api.compare_config import CompareConfig
+from servecap.api.comparison.config import CompareConfig
+from servecap.api.comparison.run import ComparisonOutcome, run_comparison
 from servecap.core.errors import ServecapError
 
 CompareState = Literal["running", "done", "failed"]

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from servecap.api.models import list_served_models
-from servecap.api.run import Secrets
-from servecap.api.run_config import RunConfig
-from servecap.api.run_workers import parse_workers
-from servecap.api.workload_options import WorkloadFlags, check_source, config_fields
+from servecap.api.run.models import list_served_models
+from servecap.api.run.run import Secrets
+from servecap.api.run.run_config import RunConfig
+from servecap.api.run.run_workers import parse_workers
+from servecap.api.run.workload_options import WorkloadFlags, check_source, config_fields
 from servecap.core.config import ClientOptions, FindCmax, parse_levels, validate_base_url
 from servecap.core.errors import UserInputError
 from servecap.core.validation import user_input_error

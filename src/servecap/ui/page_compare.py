@@ -6,11 +6,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from servecap.api.compare_config import CompareConfig
-from servecap.api.compare_report import find_comparison, report_runs, section_of
-from servecap.api.compare_store import is_comparison
-from servecap.api.compare_targets import build_targets
-from servecap.api.run_config import RunConfig
+from servecap.api.comparison.config import CompareConfig
+from servecap.api.comparison.report import find_comparison, report_runs, section_of
+from servecap.api.comparison.store import is_comparison
+from servecap.api.comparison.targets import build_targets
+from servecap.api.run.run_config import RunConfig
 from servecap.core.config import SLO, parse_levels
 from servecap.core.errors import UserInputError
 from servecap.kinds.registry import KINDS, load_from_text

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from servecap.api.plan import plan_runs
-from servecap.api.report import ReportModel
-from servecap.api.runs import scan_results
+from servecap.api.stored.plan import plan_runs
+from servecap.api.stored.report import ReportModel
+from servecap.api.stored.runs import scan_results
 from servecap.core.config import SLO
 from servecap.report.views import (
     capacity_table,

@@ -7,8 +7,8 @@ from pathlib import Path
 import streamlit as st
 
 from servecap.analysis.headline import Held, headline
-from servecap.api.plan import RunCapacity, plan_runs
-from servecap.api.runs import RunIndex, scan_results
+from servecap.api.stored.plan import RunCapacity, plan_runs
+from servecap.api.stored.runs import RunIndex, scan_results
 from servecap.core.config import SLO
 from servecap.storage.run_dir import Run
 from servecap.ui.predict_panel import predict_panel

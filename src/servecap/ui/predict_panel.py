@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from servecap.api.predict import predicting_profile
-from servecap.api.predict_beside import predicting_profiles, with_predictions
+from servecap.api.predict.predict import predicting_profile
+from servecap.api.predict.predict_beside import predicting_profiles, with_predictions
 from servecap.core.errors import UserInputError
 from servecap.report.model import ReportModel
 from servecap.report.predicted_views import predicted_tables

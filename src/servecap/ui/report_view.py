@@ -1,6 +1,6 @@
 """Render helper-built report data in Streamlit: charts, findings, tables, the ZIP download.
 
-Everything shown comes from `servecap.api.report` (the report's data model) and the
+Everything shown comes from `servecap.api.stored.report` (the report's data model) and the
 report's chart specs; nothing here computes a metric or draws a chart of its own.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from servecap.api.report import ReportModel, ReportOptions, build_report, write_report
+from servecap.api.stored.report import ReportModel, ReportOptions, build_report, write_report
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.report.charts_plotly import figure

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from servecap.api.run import RunConfig, run_benchmark
+from servecap.api.run.run import RunConfig, run_benchmark
 from servecap.core.errors import ServecapError, UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
@@ -87,7 +87,7 @@ def _interrupt(signum: int, frame: object) -> None:
 def _run(job: dict[str, Any], progress: JsonProgress) -> None:
     secrets = Secrets(api_key=job.get("api_key") or None, headers=dict(job.get("headers") or {}))
     if job.get("kind") == "verify":
-        from servecap.api.verify import VerifyOptions, verify
+        from servecap.api.predict.verify import VerifyOptions, verify
 
         verify(Path(job["run"]), VerifyOptions.model_validate(job["options"]), secrets,
                progress)

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from servecap.api.run import RunOutcome, Secrets
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run import RunOutcome, Secrets
+from servecap.api.run.run_config import RunConfig
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
@@ -228,7 +228,7 @@ class RunManager:
         self, run_dir: Path, options: dict[str, Any], secrets: Secrets,
         wait_s: float = PREFLIGHT_WAIT_S,
     ) -> RunJob:
-        """Start `servecap verify` on a saved sweep (`options`: `api.verify.VerifyOptions`
+        """Start `servecap verify` on a saved sweep (`options`: `api.predict.verify.VerifyOptions`
         fields); bad input (no sweep, no compliant level) fails here as for `start`."""
         request = {"kind": "verify", "run": str(run_dir), "options": options}
         return self._start(request, None, secrets, wait_s)

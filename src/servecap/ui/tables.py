@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from servecap.api.plan import RunCapacity
+from servecap.api.stored.plan import RunCapacity
 from servecap.core.level_key import LevelKey, format_value
 from servecap.core.numbers import rounded
 from servecap.core.summary import LevelSummary

@@ -2,7 +2,7 @@
 
 A sweep's users are *predicted* (Little's law on C_max); a `servecap verify` run measures N
 virtual users and finds the *verified* count. The page shows both, labelled, from the
-verification saved beside the sweep under the sidebar's SLO (`api.plan`'s
+verification saved beside the sweep under the sidebar's SLO (`api.stored.plan`'s
 `verified_users`), and can start a verify run of the selected sweep with that SLO: its load
 goes out from a child process like any app run (`run_manager.start_verify`).
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from servecap.api.plan import RunCapacity
+from servecap.api.stored.plan import RunCapacity
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.storage.run_dir import Run

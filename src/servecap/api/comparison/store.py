@@ -15,7 +15,7 @@ from typing import Any
 
 from servecap.analysis.capacity_delta import Headline, headline
 from servecap.analysis.comparison import PairComparison, Repeats, compare_targets
-from servecap.api.compare_config import CompareConfig
+from servecap.api.comparison.config import CompareConfig
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
@@ -58,7 +58,7 @@ class ComparisonFile:
     status: str = "running"
     interleaved: bool = True
     # "interleaved": one slot at a time in the balanced order; "lockstep": every target ran
-    # each (repeat, level) at once, each in its own process (`api.compare_lockstep`)
+    # each (repeat, level) at once, each in its own process (`api.comparison.lockstep`)
     schedule: str = "interleaved"
     method: str = METHOD
     compared: list[list[str]] = field(default_factory=list)  # [baseline, other] pairs

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run_config import RunConfig
 from servecap.core.errors import UserInputError
 from servecap.core.workload_spec import WorkloadSpec
 from servecap.workload.datasets import read_dataset

@@ -1,7 +1,7 @@
 """`--workers` and `--ray` for a run: how many worker processes, and what each one sends with.
 
 The factory is what a worker builds inside its own process: the same client and request
-source `api.run` builds in one process (the same config, model, endpoint, extra body and
+source `api.run.run` builds in one process (the same config, model, endpoint, extra body and
 headers), so a level run by workers sends what one process would. It travels to the
 worker process (pickled by multiprocessing or Ray, between servecap's own processes);
 header values, the API key among them, live only in the workers' memory, never on disk.
@@ -15,9 +15,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from servecap.api.preflight import ensure_file_limit
-from servecap.api.run_config import RunConfig
-from servecap.api.workload import build_source, client_extra_body
+from servecap.api.run.preflight import ensure_file_limit
+from servecap.api.run.run_config import RunConfig
+from servecap.api.run.workload import build_source, client_extra_body
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.errors import UserInputError
 from servecap.kinds.io import Backend

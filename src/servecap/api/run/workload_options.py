@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from servecap.api.run_config import RunConfig
-from servecap.api.workload import build_source
+from servecap.api.run.run_config import RunConfig
+from servecap.api.run.workload import build_source
 from servecap.core.errors import UserInputError
 from servecap.core.workload_spec import WorkloadSpec
 from servecap.kinds.replay import ReplayLoad

@@ -21,10 +21,10 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from servecap.api.adaptive import SummaryCapture
-from servecap.api.progress import NullProgress, ProgressSink
-from servecap.api.run import RunOutcome, Secrets, run_benchmark
-from servecap.api.run_config import RunConfig
+from servecap.api.run.adaptive import SummaryCapture
+from servecap.api.run.progress import NullProgress, ProgressSink
+from servecap.api.run.run import RunOutcome, Secrets, run_benchmark
+from servecap.api.run.run_config import RunConfig
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary

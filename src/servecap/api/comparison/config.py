@@ -1,6 +1,6 @@
 """`CompareConfig`: what `servecap compare` was asked.
 
-Shared by `api.compare` (which runs it) and `api.compare_store` (which records it in
+Shared by `api.comparison.run` (which runs it) and `api.comparison.store` (which records it in
 `comparison.json`); in a module of its own, `compare_store` need not import `compare`,
 which imports `compare_store`.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from servecap.api.compare_targets import Target
-from servecap.api.run_config import RunConfig
+from servecap.api.comparison.targets import Target
+from servecap.api.run.run_config import RunConfig
 from servecap.core.config import SLO
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from servecap.api.adaptive import SummaryCapture
-from servecap.api.run_config import RunConfig
+from servecap.api.run.adaptive import SummaryCapture
+from servecap.api.run.run_config import RunConfig
 from servecap.core.config import FindCmax
 from servecap.core.summary import LevelSummary
 from servecap.kinds.base import LevelSpec, LoadKind, LoadPlan

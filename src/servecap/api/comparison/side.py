@@ -1,6 +1,6 @@
 """One target of a comparison while it runs: its client, its run directory, its slots.
 
-`api.compare` drives every target from one event loop; `api.compare_lockstep` drives each
+`api.comparison.run` drives every target from one event loop; `api.comparison.lockstep` drives each
 from a process of its own. Both use these steps: preflight (no load), open the run
 directory, warm up, run slots (one level of one repeat, from a fresh request source so that
 every target gets the same prompts in the same order), save the pooled summaries, close.
@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from servecap.analysis.comparison import Repeats
-from servecap.api.compare_store import SlotRecord
-from servecap.api.compare_targets import Target
-from servecap.api.observers import level_observers
-from servecap.api.preflight import preflight
-from servecap.api.progress import NullProgress, ProgressSink
-from servecap.api.run import new_run_info
-from servecap.api.run_config import RunConfig
-from servecap.api.workload import build_source, client_extra_body
+from servecap.api.comparison.store import SlotRecord
+from servecap.api.comparison.targets import Target
+from servecap.api.run.observers import level_observers
+from servecap.api.run.preflight import preflight
+from servecap.api.run.progress import NullProgress, ProgressSink
+from servecap.api.run.run import new_run_info
+from servecap.api.run.run_config import RunConfig
+from servecap.api.run.workload import build_source, client_extra_body
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from servecap.api.compare_config import CompareConfig
-from servecap.api.compare_side import (
+from servecap.api.comparison.config import CompareConfig
+from servecap.api.comparison.side import (
     Side,
     close_side,
     new_side,
@@ -30,10 +30,10 @@ from servecap.api.compare_side import (
     slot_record,
     warm_up,
 )
-from servecap.api.compare_store import ComparisonFile, write_comparison
-from servecap.api.compare_targets import Target, check_models
-from servecap.api.preflight import check_output_dir, ensure_file_limit
-from servecap.api.progress import NullProgress, ProgressSink
+from servecap.api.comparison.store import ComparisonFile, write_comparison
+from servecap.api.comparison.targets import Target, check_models
+from servecap.api.run.preflight import check_output_dir, ensure_file_limit
+from servecap.api.run.progress import NullProgress, ProgressSink
 from servecap.load.event_loop import loop_factory
 from servecap.load.interleave import interleaved_order
 from servecap.storage.run_dir import new_run_dir

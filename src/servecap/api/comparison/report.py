@@ -17,8 +17,8 @@ from typing import Any
 
 from servecap.analysis.capacity_delta import Headline, headline
 from servecap.analysis.comparison import PairComparison, Repeats, compare_targets
-from servecap.api.compare_store import METHOD, is_comparison, read_comparison, reanalyse_pairs
-from servecap.api.report import ReportModel, ReportOptions, build_report
+from servecap.api.comparison.store import METHOD, is_comparison, read_comparison, reanalyse_pairs
+from servecap.api.stored.report import ReportModel, ReportOptions, build_report
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey

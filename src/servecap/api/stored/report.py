@@ -18,15 +18,15 @@ def build_report(
     comparison: ComparisonSection | None = None, predict_with: Profile | None = None,
 ) -> ReportModel:
     """The report as data (analysis, findings, recommendations, tables' inputs), leading
-    with `comparison` when given (`api.compare_report`), and with `predict_with`'s
-    prediction beside each closed-loop run (`api.predict_beside`).
+    with `comparison` when given (`api.comparison.report`), and with `predict_with`'s
+    prediction beside each closed-loop run (`api.predict.predict_beside`).
 
     Raises `UserInputError` for no runs, runs without summaries, or a bad `--pair`.
     """
     model = _build_model(runs, options, comparison)
     if predict_with is None:
         return model
-    from servecap.api.predict_beside import with_predictions
+    from servecap.api.predict.predict_beside import with_predictions
 
     return with_predictions(model, predict_with)
 

@@ -6,7 +6,7 @@ client monitor and the server-metrics scraper today; worker health is next.
 
 from __future__ import annotations
 
-from servecap.api.server_metrics import observer_for_run
+from servecap.api.run.server_metrics import observer_for_run
 from servecap.kinds.base import LevelSpec
 from servecap.load.monitor import ClientMonitor
 from servecap.load.sweep import LevelObserver, ObserverFactory

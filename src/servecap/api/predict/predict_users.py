@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 
-from servecap.api.verify import warmup_s
+from servecap.api.predict.verify import warmup_s
 from servecap.core.config import SLO
 from servecap.core.users_check import UsersCheck
 from servecap.sim.params import ModelParams

@@ -9,7 +9,7 @@ from typing import Any
 
 import aiohttp
 
-from servecap.api.run_config import RunConfig
+from servecap.api.run.run_config import RunConfig
 from servecap.client.server_info import list_models, probe_server
 from servecap.core.config import ClientOptions
 from servecap.core.errors import UserInputError

@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from servecap import __version__
-from servecap.api.adaptive import SummaryCapture
-from servecap.api.find_cmax import CmaxPlan
-from servecap.api.observers import level_observers
-from servecap.api.preflight import check_output_dir, ensure_file_limit, preflight
-from servecap.api.progress import NullProgress, ProgressSink
-from servecap.api.run_config import RunConfig
-from servecap.api.run_workers import worker_pool
-from servecap.api.server_metrics import CURRENT, start_scraper
-from servecap.api.workload import build_source, client_extra_body
+from servecap.api.run.adaptive import SummaryCapture
+from servecap.api.run.find_cmax import CmaxPlan
+from servecap.api.run.observers import level_observers
+from servecap.api.run.preflight import check_output_dir, ensure_file_limit, preflight
+from servecap.api.run.progress import NullProgress, ProgressSink
+from servecap.api.run.run_config import RunConfig
+from servecap.api.run.run_workers import worker_pool
+from servecap.api.run.server_metrics import CURRENT, start_scraper
+from servecap.api.run.workload import build_source, client_extra_body
 from servecap.client.http import StreamingClient, make_session
 from servecap.client.server_info import version_facts
 from servecap.core.clock import ClockAnchor

@@ -1,7 +1,7 @@
 """Predicted beside measured: sweep a profile at each reported run's own levels and lengths.
 
 For every closed-loop run of a report, the profile's model runs the run's concurrency levels
-at the run's prompt and output lengths and rounds (`api.predict`, virtual time), and the
+at the run's prompt and output lengths and rounds (`api.predict.predict`, virtual time), and the
 answer is judged on both statistics as the run was. A run measured against `servecap sim
 --time-scale S` ran S times faster than the modelled deployment, so the prediction is put on
 the run's clock (times / S, rates x S) before it is compared or judged. What comes back is
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from servecap.api.predict import DEFAULT_DRAWS, error_label, predict
-from servecap.api.predict_users import check_users
+from servecap.api.predict.predict import DEFAULT_DRAWS, error_label, predict
+from servecap.api.predict.predict_users import check_users
 from servecap.core.config import SLO
 from servecap.core.summary import LevelSummary
 from servecap.core.users_check import UsersCheck

@@ -6,7 +6,7 @@ series in memory. `ServerMetricsObserver` is the per-level observer: it takes on
 the level starts and one as it ends (so counters cover exactly the level, however short),
 and its fields are `metrics.server_view.server_fields` over the scrapes between.
 
-The observer factory in `api.observers` only gets the level, so the run's scraper is found
+The observer factory in `api.run.observers` only gets the level, so the run's scraper is found
 through a context variable that `run_benchmark_async` sets for the run's task: a run without
 one (scraping off, or the sweep run outside `run_benchmark_async`) gets a silent observer.
 """

@@ -3,7 +3,7 @@
 Each target's client lives in its own process (a client that shares an interpreter with
 other streams stamps late), driven by the parent one slot at a time over a queue:
 preflight, open its run directory and warm up, run the slot it is sent, close. The parent
-keeps `comparison.json` as `api.compare` does, and reads the records back from disk for the
+keeps `comparison.json` as `api.comparison.run` does, and reads the records back from disk for the
 statistics at the end.
 
 Two schedules: `lockstep` (the demo's) sends every target the same (repeat, level) at once
@@ -25,9 +25,9 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any, Literal
 
-from servecap.api.compare import ComparisonOutcome, prepare, servers
-from servecap.api.compare_config import CompareConfig
-from servecap.api.compare_side import (
+from servecap.api.comparison.config import CompareConfig
+from servecap.api.comparison.run import ComparisonOutcome, prepare, servers
+from servecap.api.comparison.side import (
     Side,
     close_side,
     new_side,
@@ -39,16 +39,16 @@ from servecap.api.compare_side import (
     slot_summary,
     warm_up,
 )
-from servecap.api.compare_store import (
+from servecap.api.comparison.store import (
     ComparisonFile,
     SlotRecord,
     load_comparison,
     write_comparison,
 )
-from servecap.api.compare_targets import Target, check_models
-from servecap.api.progress import NullProgress, ProgressSink
-from servecap.api.queue_progress import QueueProgress
-from servecap.api.run_config import RunConfig
+from servecap.api.comparison.targets import Target, check_models
+from servecap.api.run.progress import NullProgress, ProgressSink
+from servecap.api.run.queue_progress import QueueProgress
+from servecap.api.run.run_config import RunConfig
 from servecap.core.errors import UserInputError
 from servecap.kinds.base import LevelSpec
 from servecap.load.event_loop import loop_factory

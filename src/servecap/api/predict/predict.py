@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
-from servecap.api.predict_users import UsersCheck, check_users
+from servecap.api.predict.predict_users import UsersCheck, check_users
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary
@@ -185,7 +185,7 @@ def predict(
     """Sweep ``levels`` on the profile's model in virtual time and plan them under ``slo``;
     with ``draws`` > 1, as many seeded sweeps, each one's C_max and users kept beside; with
     ``check``, ``users`` users (default: the plan's) run on the model too
-    (`api.predict_users`)."""
+    (`api.predict.predict_users`)."""
     swept = [
         _sweep(profile, levels, input_tokens, output_tokens, rounds, seed + DRAW_SEED_STEP * k)
         for k in range(max(1, draws))

@@ -1,0 +1,1 @@
+"""Predicting capacity on a simulator profile, and verifying predicted users on a server."""

@@ -1,0 +1,1 @@
+"""Running a load against a server: the run request, workload, workers and progress."""

@@ -1,0 +1,1 @@
+"""Stored results for the front ends: runs, imported tables, capacity plans, the report."""
