@@ -1,1 +1,1 @@
-"""L2: the HTTP + SSE client for OpenAI-compatible servers (meets `load.Backend`)."""
+"""L2: the HTTP + SSE client for OpenAI-compatible servers (meets `kinds.io.Backend`)."""
