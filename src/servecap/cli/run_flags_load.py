@@ -44,6 +44,7 @@ def any_load(text: str | None, seed: int, others: dict[str, object]) -> LoadPlan
 
 def kinds() -> None:
     """List the load kinds: each one's levels, its text form for --load, and its model."""
+    print(f"{'kind':<10} {'levels':<10} {'--load':<28} model")
     for kind in KINDS.values():
         example = kind.text.example or "(its own flags)"
         print(f"{kind.name:<10} {kind.text.prefix + '=…':<10} {example:<28} {kind.text.mode}")
