@@ -47,8 +47,9 @@ def kind_charts(model: ReportModel) -> list[Chart]:
 
 def kind_tables(runs: list[RunMeta], slo: SLO) -> list[Table]:
     return [
-        Table(title=f"{run.name} {level.key}: {table.title}", header=table.header,
-              rows=table.rows + ([[table.note]] if table.note else []))
+        Table(title=f"{run.name} {level.key}: {table.title}"
+              + (f"; {table.note}" if table.note else ""),
+              header=table.header, rows=table.rows)
         for run in runs for level in run.levels for table in kind_of(level.key).tables(level, slo)
     ]
 
