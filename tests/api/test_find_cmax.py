@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from servecap.api.run.adaptive import SummaryCapture
 from servecap.api.run.find_cmax import CmaxPlan, grid_bracket, refined_levels, refinement_line
-from servecap.api.run.progress import NullProgress
 from servecap.api.run.run import run_benchmark
 from servecap.api.run.run_config import RunConfig
 from servecap.api.stored.plan import plan_capacity
@@ -23,7 +21,7 @@ from servecap.core.summary import LevelSummary
 from servecap.kinds.registry import kind_of
 from servecap.stats.capacity import plan_levels
 from servecap.storage.runs import load_run
-from tests.api.test_verify import simulator
+from tests.api.test_verify import next_step, simulator
 
 SLO_P90 = FindCmax(slo=SLO(ttft_ms=100, tps=10, statistic="p90"), budget=8)
 
@@ -35,13 +33,17 @@ def level(c: int, ok: bool) -> LevelSummary:
 
 def drive(config: RunConfig, passes: Callable[[int], bool]) -> tuple[list[int], CmaxPlan]:
     """Run the plan as the sweep does: each level is summarised before the next is asked."""
-    capture = SummaryCapture(NullProgress())
-    plan = CmaxPlan.for_config(config, capture)
-    measured = []
-    for spec in plan.levels():
+    plan = CmaxPlan.for_config(config)
+    measured, summaries = [], []
+    steps = plan.steps()
+    summary = None
+    while (step := next_step(steps, summary)) is not None:
+        spec = step.level
         measured.append(spec.concurrency)
         assert spec.n_requests == spec.concurrency * config.rounds
-        capture.level_done(level(spec.concurrency, passes(spec.concurrency)))
+        summary = level(spec.concurrency, passes(spec.concurrency))
+        summaries.append(summary)
+    plan.summaries = summaries  # what the engine measured, for the assertions
     return measured, plan
 
 
@@ -51,7 +53,7 @@ def test_bisects_between_the_last_passing_and_first_failing_level():
     assert measured == [1, 2, 4, 8, 16, 32, 64, 48, 40, 44, 46, 45]
     result = plan.result()
     assert result is not None and result.status.value == "converged"
-    levels = plan.capture.summaries
+    levels = plan.summaries
     assert plan_levels(levels, SLO_P90.slo, kind_of).c_max == 45
     assert refined_levels(config, levels) == [48, 40, 44, 46, 45]
     line = refinement_line(config, levels)
@@ -63,7 +65,7 @@ def test_the_budget_caps_the_added_levels_and_c_max_stays_a_measured_pass():
                        find_cmax=SLO_P90.model_copy(update={"budget": 2}))
     measured, plan = drive(config, lambda c: c <= 45)
     assert measured == [16, 32, 64, 48, 40]
-    assert plan_levels(plan.capture.summaries, SLO_P90.slo, kind_of).c_max == 40
+    assert plan_levels(plan.summaries, SLO_P90.slo, kind_of).c_max == 40
     assert plan.result().status.value == "budget_spent"
 
 
@@ -78,16 +80,16 @@ def test_the_budget_caps_the_added_levels_and_c_max_stays_a_measured_pass():
 def test_brackets_from_the_grid(passes, grid_bracket_found, added):
     config = RunConfig(concurrency=[4, 8, 16], rounds=1, find_cmax=SLO_P90)
     measured, plan = drive(config, passes)
-    assert grid_bracket(plan.capture.summaries[:3], SLO_P90) == grid_bracket_found
+    assert grid_bracket(plan.summaries[:3], SLO_P90) == grid_bracket_found
     assert measured[3:] == added
 
 
 def test_a_stopped_level_stops_the_search():
     config = RunConfig(concurrency=[4, 8], rounds=1, find_cmax=SLO_P90)
-    plan = CmaxPlan.for_config(config, SummaryCapture(NullProgress()))
-    levels = plan.levels()
-    assert next(levels).concurrency == 4
-    assert next(levels, None) is None  # the level recorded nothing: no summary came
+    plan = CmaxPlan.for_config(config)
+    steps = plan.steps()
+    assert next(steps).level.concurrency == 4
+    assert next_step(steps, None) is None  # the level recorded nothing: no summary came
 
 
 @pytest.mark.parametrize(

@@ -148,29 +148,37 @@ def test_summary_line_says_why_the_prediction_was_not_verified(verification, exp
 def _drive(plan, ttft_p90_at):
     """Run a users plan's levels as if measured: each level's P90 TTFT from ``ttft_p90_at``."""
     measured = []
-    for level in plan.levels():
-        users = int(level.key.value)
+    steps = plan.steps()
+    summary = None
+    while (step := next_step(steps, summary)) is not None:
+        users = int(step.level.key.value)
         measured.append(users)
-        plan.capture.summaries.append(LevelSummary(
+        summary = LevelSummary(
             level=f"users={users}", ttft_p90_ms=ttft_p90_at(users), tps_p90=99.0,
-            latency_mean_s=1.0, n_ok=500, n_requests=500))
+            latency_mean_s=1.0, n_ok=500, n_requests=500)
     return measured
+
+
+def next_step(steps, summary):
+    """What the engine does: hand the plan the last summary, take its next step."""
+    try:
+        return steps.send(summary)
+    except StopIteration:
+        return None
 
 
 @pytest.mark.parametrize(("boundary", "expected"), [(500, [456]), (400, [456, 364, 410, 387])])
 def test_search_on_miss_measures_one_level_when_the_prediction_holds(boundary, expected):
     """The demo's search: none when the predicted N passes; below it when it misses (steps
     of 1/1.25, then bisection to within 10%, at most 4 levels)."""
-    from servecap.api.predict.verify import _UsersPlan
-    from servecap.api.run.adaptive import SummaryCapture
-    from servecap.api.run.progress import NullProgress
+    from servecap.api.predict.verify import UsersPlan
     from servecap.kinds.sessions import SessionsLoad
     from servecap.stats.search import users_search
 
     options = VerifyOptions(search_on_miss=True, factor=1.25, tolerance=0.1, budget=4)
     search = users_search(456, tolerance=0.1, budget=4, factor=1.25, maximum=456 * 4)
-    plan = _UsersPlan(SessionsLoad(users=[456], think="exp:45", turns="1", duration_s=5),
-                      456, options, SummaryCapture(NullProgress()), search)
+    plan = UsersPlan(SessionsLoad(users=[456], think="exp:45", turns="1", duration_s=5),
+                     456, options, search)
     measured = _drive(plan, lambda users: 500.0 if users <= boundary else 1500.0)
     assert measured == expected
     assert bool(search.result().probes) == (boundary < 456)

@@ -8,7 +8,7 @@ the sweep and `api.run.run` never know which observers there are.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from typing import Any, Protocol
 
@@ -25,8 +25,6 @@ class LevelObserver(Protocol):
 
     def fields(self) -> dict[str, Any]: ...
 
-
-ObserverFactory = Callable[[LevelSpec], LevelObserver]
 
 
 async def run_level(

@@ -22,7 +22,7 @@ from typing import Any
 from servecap.analysis.comparison import Repeats
 from servecap.api.comparison.store import SlotRecord
 from servecap.api.comparison.targets import Target
-from servecap.api.run.observers import level_observers
+from servecap.api.run.observers import RunContext, level_observers
 from servecap.api.run.preflight import preflight
 from servecap.api.run.progress import NullProgress, ProgressSink
 from servecap.api.run.run import new_run_info
@@ -142,7 +142,7 @@ async def run_slot(side: Side, level: LevelSpec, progress: ProgressSink) -> list
     observed: dict[str, Any] = {}
     progress.level_started(level.key, level.n_requests)
     io = LevelIO(side.client, _source(side), _sink(side, bucket, progress), side.ids)
-    await run_level(level, io, level_observers(level), observed)
+    await run_level(level, io, level_observers(level, RunContext()), observed)
     side.observed[level.key] = observed
     side.planned[level.key] = level.planned_requests()
     side.windows[level.key] = level.window()

@@ -15,13 +15,12 @@ that run holds the outcome, which `plan` and the report show beside the predicti
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from servecap.api.run.adaptive import SummaryCapture
+from servecap.api.run.plans import Step, Steps
 from servecap.api.run.progress import NullProgress, ProgressSink
 from servecap.api.run.run import RunOutcome, Secrets, run_benchmark
 from servecap.api.run.run_config import RunConfig
@@ -103,14 +102,16 @@ def _check(level: LevelSummary, options: VerifyOptions) -> LevelCheck:
 
 
 @dataclass
-class _UsersPlan:
-    """Levels of users decided one at a time: the predicted N, then the search's probes."""
+class UsersPlan:
+    """Levels of users decided one at a time: the predicted N, then the search's probes.
+
+    `summaries` keeps each measured level's summary, in order, as the engine hands them."""
 
     load: SessionsLoad
     predicted: int
     options: VerifyOptions
-    capture: SummaryCapture
     search: BoundarySearch | None = None
+    summaries: list[LevelSummary] = field(default_factory=list)
 
     def max_in_flight(self) -> int:
         return max(self.predicted * 4, 1)  # the search grows by 2x at most twice in a row
@@ -118,26 +119,30 @@ class _UsersPlan:
     def expected_requests(self) -> int:
         return self.predicted
 
+    def known_levels(self) -> None:
+        return None
+
     def _level(self, users: int) -> SessionsLevel:
         spec = self.load.model_copy(update={"users": [users]})
         return spec.levels()[0]
 
-    def _passed(self) -> bool:
-        level = self.capture.summaries[-1]
+    def _passed(self, level: LevelSummary) -> bool:
         return _check(level, self.options).verdict == Verdict.PASS.value
 
-    def levels(self) -> Iterator[SessionsLevel]:
+    def steps(self) -> Steps:
         """Each level is decided after the one before it was measured and summarised."""
         users: int | None = self.predicted
         if self.search is not None:
             users = self.search.next_probe()  # the search starts at the predicted N
         while users is not None:
-            measured = len(self.capture.summaries)
-            yield self._level(users)
-            if self.search is None or len(self.capture.summaries) == measured:
-                return  # no search, or the level recorded nothing (stopped)
-            passed = self._passed()
-            if self.options.search_on_miss and passed and measured == 0:
+            summary = yield Step(self._level(users))
+            if summary is None:
+                return  # the level recorded nothing (stopped)
+            self.summaries.append(summary)
+            if self.search is None:
+                return
+            passed = self._passed(summary)
+            if self.options.search_on_miss and passed and len(self.summaries) == 1:
                 return  # the prediction held: nothing to search for
             self.search.record(users, passed)
             users = self.search.next_probe()
@@ -166,37 +171,51 @@ def verify(
     progress: ProgressSink | None = None,
 ) -> tuple[Verification, RunOutcome]:
     """Predict from the sweep, run the users, optionally search; bad input raises first."""
+    run = _source([path])
+    prediction = _sweep_plan(run, _slo(options))
+    return verify_users(run, options, prediction, secrets, progress)
+
+
+def _slo(options: VerifyOptions) -> SLO:
+    think = parse_think_time(options.think, "--think-time")
+    return SLO(ttft_ms=options.ttft_slo_ms, tps=options.tps_slo,
+               statistic=options.statistic, think_time_s=think.mean_s)  # type: ignore[arg-type]
+
+
+def verify_users(
+    run: Run, options: VerifyOptions, prediction: tuple[int, float, int],
+    secrets: Secrets | None = None, progress: ProgressSink | None = None,
+) -> tuple[Verification, RunOutcome]:
+    """Run the users `prediction` (C_max, mean latency in s, users) says `run`'s server
+    holds, with `run`'s request shape; optionally search; write `verification.json`."""
+    slo = _slo(options)
     think = parse_think_time(options.think, "--think-time")
     turns = parse_turns(options.turns, "--turns")
-    slo = SLO(ttft_ms=options.ttft_slo_ms, tps=options.tps_slo,
-              statistic=options.statistic, think_time_s=think.mean_s)  # type: ignore[arg-type]
-    run = _source([path])
-    c_max, latency, predicted = _sweep_plan(run, slo)
+    _, latency, predicted = prediction
     ramp = options.ramp_s if options.ramp_s is not None else warmup_s(latency)
     load = SessionsLoad(users=[predicted], think=str(think), turns=str(turns), ramp_s=ramp,
                         duration_s=options.duration_s, seed=int(run.info.config.get("seed", 0)))
     config = _config(run, load, options.out_dir or str(run.path.parent))
-    capture = SummaryCapture(progress or NullProgress())
     searching = options.search or options.search_on_miss
     search = users_search(predicted, tolerance=options.tolerance, budget=options.budget,
                           factor=options.factor, maximum=predicted * 4) if searching else None
-    plan = _UsersPlan(load, predicted, options, capture, search)
-    outcome = run_benchmark(config, secrets, capture, plan=plan)
+    plan = UsersPlan(load, predicted, options, search)
+    outcome = run_benchmark(config, secrets, progress or NullProgress(), plan=plan)
     if search is not None and not search.result().probes:
         search = None  # on a miss only, and the predicted N passed
-    result = _verification(run, options, slo, (c_max, latency, predicted), capture, search)
+    result = _verification(run, options, slo, prediction, plan.summaries, search)
     write_verification(outcome.run_dir, result)
     return result, outcome
 
 
 def _verification(
     run: Run, options: VerifyOptions, slo: SLO, predicted: tuple[int, float, int],
-    capture: SummaryCapture, search: BoundarySearch | None,
+    summaries: list[LevelSummary], search: BoundarySearch | None,
 ) -> Verification:
     c_max, latency, users = predicted
-    if not capture.summaries:
+    if not summaries:
         raise UserInputError("the verify run measured no level")
-    checks = [_check(level, options) for level in capture.summaries]
+    checks = [_check(level, options) for level in summaries]
     first = checks[0]
     conc = first.mean_concurrency
     result = Verification(

@@ -13,14 +13,14 @@ bracket adds nothing; a run stopped mid-level stops the search.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from servecap.api.run.adaptive import SummaryCapture
+from servecap.api.run.plans import Step, Steps
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import FindCmax
 from servecap.core.summary import LevelSummary
-from servecap.kinds.base import LevelSpec, LoadKind, LoadPlan
+from servecap.kinds.base import LoadKind, LoadPlan
 from servecap.kinds.registry import kind_of
 from servecap.stats.capacity import judge_level, plan_levels
 from servecap.stats.search import BoundarySearch, SearchResult, cmax_search
@@ -51,13 +51,12 @@ class CmaxPlan:
 
     grid: LoadPlan
     options: FindCmax
-    capture: SummaryCapture
     search: BoundarySearch | None = None
 
     @classmethod
-    def for_config(cls, config: RunConfig, capture: SummaryCapture) -> CmaxPlan:
+    def for_config(cls, config: RunConfig) -> CmaxPlan:
         assert config.find_cmax is not None  # RunConfig checked its load can be probed
-        return cls(config.load_spec(), config.find_cmax, capture)
+        return cls(config.load_spec(), config.find_cmax)
 
     def max_in_flight(self) -> int:
         return self.grid.max_in_flight()  # probes lie below a failing grid level
@@ -66,30 +65,29 @@ class CmaxPlan:
         """The grid's requests; the probes' are not known before the grid ran."""
         return sum(level.n_requests for level in self.grid.levels())
 
-    def _measured(self, count: int) -> bool:
-        return len(self.capture.summaries) > count
+    def known_levels(self) -> None:
+        return None  # the probes are decided as the grid's levels are measured
 
-    def levels(self) -> Iterator[LevelSpec]:
+    def steps(self) -> Steps:
         grid = self.grid.levels()
+        measured: list[LevelSummary] = []
         for level in grid:
-            count = len(self.capture.summaries)
-            yield level
-            if not self._measured(count):
+            summary = yield Step(level)
+            if summary is None:
                 return  # stopped, or the level recorded nothing
-        bracket = grid_bracket(self.capture.summaries, self.options, kind_of(grid[0].key))
+            measured.append(summary)
+        bracket = grid_bracket(measured, self.options, kind_of(grid[0].key))
         if bracket is None:
             return
         self.search = cmax_search(*bracket, budget=self.options.budget)
         while (value := self.search.next_probe()) is not None:
-            count = len(self.capture.summaries)
             probe = self.grid.probe(value)
             if probe is None:
                 return
-            yield probe
-            if not self._measured(count):
+            summary = yield Step(probe)
+            if summary is None:
                 return
-            passed = judge_level(self.capture.summaries[-1], self.options.slo).ok
-            self.search.record(value, passed)
+            self.search.record(value, judge_level(summary, self.options.slo).ok)
 
     def result(self) -> SearchResult | None:
         """How the refinement ended (None: the grid left nothing to refine)."""

@@ -1,22 +1,36 @@
 """The observers a run puts around each level (a new observer is one line here).
 
 Each is an async context manager with `fields()` (see `load.sweep.LevelObserver`): the
-client monitor and the server-metrics scraper today; worker health is next.
+client monitor and the server-metrics scraper today. Each is made for one level from the
+level and the run's context (what the run set up for its observers: the scraper).
 """
 
 from __future__ import annotations
 
-from servecap.api.run.server_metrics import observer_for_run
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from servecap.api.run.server_metrics import RunScraper, ServerMetricsObserver
 from servecap.kinds.base import LevelSpec
 from servecap.load.monitor import ClientMonitor
-from servecap.load.sweep import LevelObserver, ObserverFactory
+from servecap.load.sweep import LevelObserver
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a run hands its observers: the server-metrics scraper (None when off)."""
+
+    scraper: RunScraper | None = None
+
+
+ObserverFactory = Callable[[LevelSpec, RunContext], LevelObserver]
 
 LEVEL_OBSERVERS: tuple[ObserverFactory, ...] = (
-    lambda level: ClientMonitor(),
-    lambda level: observer_for_run(),
+    lambda level, context: ClientMonitor(),
+    lambda level, context: ServerMetricsObserver(context.scraper),
 )
 
 
-def level_observers(level: LevelSpec) -> list[LevelObserver]:
-    """Fresh observers for one level."""
-    return [make(level) for make in LEVEL_OBSERVERS]
+def level_observers(level: LevelSpec, context: RunContext) -> list[LevelObserver]:
+    """Fresh observers for one level of the run `context` belongs to."""
+    return [make(level, context) for make in LEVEL_OBSERVERS]

@@ -13,21 +13,22 @@ import asyncio
 import itertools
 import os
 import socket
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from servecap import __version__
-from servecap.api.run.adaptive import SummaryCapture
 from servecap.api.run.find_cmax import CmaxPlan
-from servecap.api.run.observers import level_observers
+from servecap.api.run.observers import RunContext, level_observers
+from servecap.api.run.plans import LevelPlan, StaticPlan, Step, StopRule
 from servecap.api.run.preflight import check_output_dir, ensure_file_limit, preflight
 from servecap.api.run.progress import NullProgress, ProgressSink
 from servecap.api.run.run_config import RunConfig
 from servecap.api.run.run_workers import worker_pool
-from servecap.api.run.server_metrics import CURRENT, start_scraper
+from servecap.api.run.server_metrics import start_scraper
 from servecap.api.run.workload import build_source, client_extra_body
 from servecap.client.http import StreamingClient, make_session
 from servecap.client.server_info import version_facts
@@ -38,7 +39,6 @@ from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
 from servecap.core.secrets import Secrets, split_url_credentials
 from servecap.core.summary import LevelSummary
-from servecap.kinds.base import LevelSpec
 from servecap.kinds.closed import warmup_level
 from servecap.kinds.io import Backend, LevelIO
 from servecap.kinds.registry import kind_named
@@ -69,7 +69,7 @@ class _Run:
         plan: LevelPlan | None = None,
     ) -> None:
         self.config = config
-        self.plan: LevelPlan = plan or config.load_spec()
+        self.plan: LevelPlan = plan or StaticPlan(config.load_spec())
         self.secrets = secrets
         self.progress = progress
         self.levels: list[LevelSummary] = []
@@ -78,21 +78,57 @@ class _Run:
         self.source = build_source(config)  # reads datasets/traces: bad input fails here
         self.run_level: Any = run_level  # or a worker pool's (`--workers`, `--ray`)
         self.pool: Any = None
+        self.context = RunContext()
 
-    def sink_for(self, writer: RecordWriter, bucket: list[RequestRecord]) -> Any:
+    def sink_for(
+        self, writer: RecordWriter, bucket: list[RequestRecord], until: _Until | None = None
+    ) -> Any:
         def sink(record: RequestRecord) -> None:
             record.detail = self.secrets.redact(record.detail)  # servers echo credentials
             writer.write(record)
             bucket.append(record)
             self.progress.request_done(record)
+            if until is not None:
+                until.see(record)
 
         return sink
 
     def io(
         self, backend: Backend, writer: RecordWriter, bucket: list[RequestRecord],
-        stop: asyncio.Event | None,
+        stop: asyncio.Event | None, until: _Until | None = None,
     ) -> LevelIO:
-        return LevelIO(backend, self.source, self.sink_for(writer, bucket), self.ids, stop)
+        return LevelIO(backend, self.source, self.sink_for(writer, bucket, until), self.ids, stop)
+
+
+@dataclass
+class _Until:
+    """A step's stop rule at work: it sets the level's own stop event once decided."""
+
+    rule: StopRule
+    stop: asyncio.Event
+    decided: bool = False
+
+    def see(self, record: RequestRecord) -> None:
+        if self.rule.seen(record) and not self.decided:
+            self.decided = True
+            self.stop.set()
+
+
+@asynccontextmanager
+async def _level_stop(run_stop: asyncio.Event | None) -> AsyncIterator[asyncio.Event]:
+    """A stop event for one level: set by its rule, or by the run's own stop."""
+    event = asyncio.Event()
+    relay = asyncio.ensure_future(_relay(run_stop, event)) if run_stop is not None else None
+    try:
+        yield event
+    finally:
+        if relay is not None:
+            relay.cancel()
+
+
+async def _relay(source: asyncio.Event, target: asyncio.Event) -> None:
+    await source.wait()
+    target.set()
 
 
 async def run_benchmark_async(
@@ -111,8 +147,7 @@ async def run_benchmark_async(
     config = config.model_copy(update={"client": bare})
     progress = progress or NullProgress()
     if plan is None and config.find_cmax is not None:  # the grid, then C_max bisected
-        progress = capture = SummaryCapture(progress)
-        plan = CmaxPlan.for_config(config, capture)
+        plan = CmaxPlan.for_config(config)
     state = _Run(config, progress, secrets, plan)
     out_dir = Path(config.out_dir)
     check_output_dir(out_dir)
@@ -132,8 +167,8 @@ async def run_benchmark_async(
             config.server_metrics, config.metrics_hz, config.client, secrets.http_headers(),
             run_dir,
         )
-        scraping = CURRENT.set(scraper)
-        total = config.warmup + _expected_requests(state.plan)
+        state.context = RunContext(scraper)
+        total = config.warmup + state.plan.expected_requests()
         state.progress.started(total, str(run_dir), model)
         try:
             async with worker_pool(config, model, secrets.http_headers(), state.plan) as workers:
@@ -148,7 +183,6 @@ async def run_benchmark_async(
             info.status, info.stop_reason = "incomplete", f"write failed: {exc.strerror}"
             raise _write_failed(run_dir, exc) from exc
         finally:
-            CURRENT.reset(scraping)
             if scraper is not None:
                 await asyncio.shield(scraper.close())
             writer.close()
@@ -157,23 +191,6 @@ async def run_benchmark_async(
             except OSError as exc:
                 raise _write_failed(run_dir, exc) from exc
     return RunOutcome(run_dir=run_dir, info=info, levels=state.levels)
-
-
-class LevelPlan(Protocol):
-    """What a sweep needs of its plan: its levels (in order) and the pool size."""
-
-    def levels(self) -> Iterable[LevelSpec]: ...
-
-    def max_in_flight(self) -> int: ...
-
-
-def _expected_requests(plan: LevelPlan) -> int:
-    """Requests the plan will send, for progress; an adaptive plan says (its levels are not
-    known before they run)."""
-    expected = getattr(plan, "expected_requests", None)
-    if callable(expected):
-        return int(expected())
-    return sum(level.n_requests for level in plan.levels())
 
 
 def _write_failed(run_dir: Path, exc: OSError) -> RunAborted:
@@ -191,35 +208,57 @@ async def _sweep(
     stop: asyncio.Event | None,
     save: Callable[[], None],
 ) -> None:
-    """Warm up, then run each level of the plan; `save` after each finished level."""
+    """Warm up, then each step of the plan, handing it the last level's summary; `save`
+    after each finished level."""
     if state.config.warmup:
         await state.run_level(
             warmup_level(state.config.warmup), state.io(client, writer, [], stop)
         )
-    for level in state.plan.levels():
-        if stop is not None and stop.is_set():
-            return
-        state.progress.level_started(level.key, level.n_requests)
-        bucket: list[RequestRecord] = []
-        observed: dict[str, Any] = {}
+    steps = state.plan.steps()
+    summary: LevelSummary | None = None
+    while not (stop is not None and stop.is_set()):
         try:
-            await state.run_level(
-                level, state.io(client, writer, bucket, stop),
-                level_observers(level), observed,
-            )
-        finally:
-            _close_level(state, level, bucket, observed)
+            step = steps.send(summary)
+        except StopIteration:
+            return
+        summary = await _run_step(state, step, client, writer, stop)
         save()
 
 
+async def _run_step(
+    state: _Run, step: Step, client: StreamingClient, writer: RecordWriter,
+    stop: asyncio.Event | None,
+) -> LevelSummary | None:
+    """One level inside its observers; its summary, or None when it recorded nothing."""
+    level = step.level
+    state.progress.level_started(level.key, level.n_requests)
+    bucket: list[RequestRecord] = []
+    observed: dict[str, Any] = {}
+    until: _Until | None = None
+    async with _level_stop(stop) as level_stop:
+        if step.until is not None:
+            until = _Until(step.until, level_stop)
+        try:
+            await state.run_level(
+                level, state.io(client, writer, bucket, level_stop if until else stop, until),
+                level_observers(level, state.context), observed,
+            )
+        finally:
+            summary = _close_level(state, step, bucket, observed, until)
+    return summary
+
+
 def _close_level(
-    state: _Run, level: LevelSpec, bucket: list[RequestRecord], observed: dict[str, Any]
-) -> None:
+    state: _Run, step: Step, bucket: list[RequestRecord], observed: dict[str, Any],
+    until: _Until | None,
+) -> LevelSummary | None:
     if not bucket:
-        return
-    summary = summarise_level(
-        level.key, bucket, observed, level.planned_requests(), level.window()
-    )
+        return None
+    level = step.level
+    # a level its rule ended sent what it was meant to; its rule names its window
+    planned = len(bucket) if until is not None and until.decided else level.planned_requests()
+    window = step.until.window() if step.until is not None else None
+    summary = summarise_level(level.key, bucket, observed, planned, window or level.window())
     state.levels.append(summary)
     if observed:
         # run.json keeps what the observers saw, so a summary recomputed from
@@ -227,6 +266,7 @@ def _close_level(
         name = stored_name(level.key)
         state.health[name] = observed
     state.progress.level_done(summary)
+    return summary
 
 
 def _save(run_dir: Path, info: RunInfo, state: _Run) -> None:

@@ -13,8 +13,8 @@ import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
 
+from servecap.api.run.plans import LevelPlan
 from servecap.api.run.preflight import ensure_file_limit
 from servecap.api.run.run_config import RunConfig
 from servecap.api.run.workload import build_source, client_extra_body
@@ -49,20 +49,21 @@ class ClientFactory:
             ), source
 
 
-def pool_size(config: RunConfig, plan: Any, cores: int) -> int:
+def pool_size(config: RunConfig, plan: LevelPlan, cores: int) -> int:
     """Worker processes to start: `--workers N`, or for auto the most any level needs."""
     if config.workers is not None:
         return config.workers
-    if callable(getattr(plan, "expected_requests", None)):
-        # an adaptive plan decides its levels as it runs (verify --search): iterating them
-        # here would run its search ahead, so size the pool by its bound on streams
+    levels = plan.known_levels()
+    if levels is None:
+        # an adaptive plan decides its levels as it runs (verify --search): size the pool
+        # by its bound on streams
         return max(1, min(cores, math.ceil(plan.max_in_flight() / STREAMS_PER_WORKER)))
-    return max((auto_workers(level, cores) for level in plan.levels()), default=1)
+    return max((auto_workers(level, cores) for level in levels), default=1)
 
 
 @asynccontextmanager
 async def worker_pool(
-    config: RunConfig, model: str, headers: dict[str, str], plan: Any
+    config: RunConfig, model: str, headers: dict[str, str], plan: LevelPlan
 ) -> AsyncIterator[WorkerSweep | None]:
     """The run's workers, or None where the run stays in this process (one worker)."""
     factory = ClientFactory(

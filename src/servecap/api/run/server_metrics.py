@@ -14,7 +14,6 @@ one (scraping off, or the sweep run outside `run_benchmark_async`) gets a silent
 from __future__ import annotations
 
 import asyncio
-import contextvars
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -125,11 +124,6 @@ class RunScraper:
             self._writer.close()
 
 
-CURRENT: contextvars.ContextVar[RunScraper | None] = contextvars.ContextVar(
-    "servecap_run_scraper", default=None
-)
-
-
 async def start_scraper(
     mode: str, hz: float, options: ClientOptions, headers: dict[str, str], run_dir: Path
 ) -> tuple[RunScraper | None, dict[str, Any]]:
@@ -190,6 +184,3 @@ def _trim(points: list[Point], t0: int, t1: int) -> list[Point]:
     after = [p for p in points if p[0] > t1][:1]
     return before + inside + after
 
-
-def observer_for_run() -> ServerMetricsObserver:
-    return ServerMetricsObserver(CURRENT.get())
