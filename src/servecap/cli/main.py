@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from servecap.cli.capacity_cmd import capacity
 from servecap.cli.command_style import plain_style
 from servecap.cli.compare_cmd import compare
 from servecap.cli.demo_cmd import demo
@@ -23,6 +24,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.command()(capacity)
 app.command()(run)
 app.command()(show)
 app.command()(plan)

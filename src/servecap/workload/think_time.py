@@ -93,6 +93,13 @@ class ThinkTime:
     def __str__(self) -> str:
         return ":".join([self.kind, *map(_format, self.params)])
 
+    def scaled(self, factor: float) -> ThinkTime:
+        """The same shape with every time multiplied by `factor` (a lognormal's sigma is a
+        shape, not a time)."""
+        if self.kind == "lognormal":
+            return ThinkTime(self.kind, (self.params[0] * factor, self.params[1]))
+        return ThinkTime(self.kind, tuple(p * factor for p in self.params))
+
 
 @dataclass(frozen=True, slots=True)
 class TurnCount:

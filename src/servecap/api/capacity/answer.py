@@ -1,0 +1,108 @@
+"""`capacity.json`: the answer of `servecap capacity`, and the sentence that opens it.
+
+The answer leads with one sentence (the deployment, the verified and predicted users, C_max
+with its bracket, the binding SLO, and what it cost), then the probes. `status` is what the
+exit code says: found; `slo_missed_at_1` (not even one stream met the SLOs);
+`not_bounded` (the time budget ended before a miss bracketed C_max); `client_bound` (a
+miss on a level where this client could not keep up: it may be the client's).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from servecap.core.config import SLO
+
+Status = Literal["found", "slo_missed_at_1", "not_bounded", "client_bound"]
+EXIT_CODES: dict[str, int] = {
+    "found": 0, "slo_missed_at_1": 3, "not_bounded": 4, "client_bound": 5,
+}
+ANSWER_FILE = "capacity.json"
+
+
+class ProbeRow(BaseModel):
+    """One probe: its level, what it judged and its verdict with the bounds it rests on."""
+
+    concurrency: int
+    n_requests: int
+    n_judged: int
+    cropped: int
+    verdict: str
+    ttft_bound_ms: list[float | None]  # [low, high] of the TTFT statistic
+    tps_bound: list[float | None]
+    ttft_ms: float | None  # the level's point value, as plan reads it
+    tps: float | None
+    reason: str = ""
+
+
+class CapacityAnswer(BaseModel):
+    """What `servecap capacity` found for one deployment."""
+
+    deployment: str
+    status: Status
+    complete: bool = True
+    slo: SLO
+    confidence: float
+    c_max: int | None
+    first_miss: int | None
+    binding_slo: str | None  # which SLO the first miss broke: "TTFT", "TPS" or both
+    latency_mean_s: float | None  # at C_max, on the server's clock
+    time_scale: float = 1.0  # a simulator's: its clock runs this many times real time
+    predicted_users: int | None
+    verified_users: int | None = None
+    users_turns: str = "1"
+    users_note: str | None = None
+    requests: int
+    elapsed_s: float
+    probes: list[ProbeRow]
+    diagnosis: str | None = None
+    probe_run: str | None = None
+    users_run: str | None = None
+
+    def sentence(self) -> str:
+        """The answer in one sentence."""
+        cost = f"{self.requests} requests in {_minutes(self.elapsed_s)}"
+        head = "" if self.complete else "INCOMPLETE (interrupted): "
+        if self.status == "slo_missed_at_1":
+            return (f"{head}{self.deployment}: no level meets the SLOs ({self._slos()}), "
+                    f"not even c=1 ({cost}).")
+        if self.c_max is None:
+            return f"{head}{self.deployment}: no concurrency was bracketed ({cost})."
+        users = (f"holds {self.verified_users} users verified "
+                 f"(predicted {self.predicted_users})" if self.verified_users
+                 else f"is predicted to hold {self.predicted_users} users (not verified)")
+        bracket = (f"C_max {self.c_max}, first miss c={self.first_miss} on "
+                   f"{self.binding_slo}" if self.first_miss is not None
+                   else f"C_max >= {self.c_max}, not bounded within the budget")
+        scale = "" if self.time_scale == 1 else f"; simulator at x{self.time_scale:g}"
+        return (f"{head}{self.deployment} {users} at think time {self.slo.think_time_s:g} s; "
+                f"{bracket} ({self._slos()}; {cost}{scale}).")
+
+    def _slos(self) -> str:
+        stat = self.slo.statistic.upper()
+        return f"{stat} TTFT <= {self.slo.ttft_ms:g} ms, {stat} TPS >= {self.slo.tps:g}"
+
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def write_answer(out_dir: Path, answer: CapacityAnswer) -> Path:
+    path = out_dir / ANSWER_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(answer.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load_answer(out_dir: Path) -> CapacityAnswer | None:
+    path = out_dir / ANSWER_FILE
+    if not path.is_file():
+        return None
+    return CapacityAnswer.model_validate_json(path.read_text(encoding="utf-8"))
