@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from servecap.api.capacity.answer import CapacityAnswer
-from servecap.api.capacity.capacity import CapacityOptions, check_options, find_capacity
+from servecap.api.capacity.capacity import CapacityOptions, find_capacity
 from servecap.api.run.run_config import RunConfig
 from servecap.cli import run_flags_workload as wf
 from servecap.cli.common import (
@@ -151,7 +151,6 @@ def _options(fields: dict[str, object]) -> CapacityOptions:
         options = CapacityOptions.model_validate(fields)
     except ValidationError as exc:
         raise user_input_error(exc, FLAGS) from None
-    check_options(options)
     return options
 
 

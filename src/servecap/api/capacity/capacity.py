@@ -14,10 +14,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from servecap.api.capacity.answer import CapacityAnswer, ProbeRow, Status, write_answer
 from servecap.api.capacity.diagnosis import diagnose
@@ -39,22 +40,44 @@ from servecap.storage.runs import load_run
 from servecap.workload.think_time import parse_think_time, parse_turns
 
 USERS_RESERVE_S = 30.0  # the users level's ramp and drain, beyond its duration
+MIN_SEARCH_S = 30.0
 
 
 class CapacityOptions(BaseModel):
     """What `servecap capacity` searches for and how much it may spend."""
 
-    ttft_slo_ms: float = Field(default=1000.0, gt=0)
-    tps_slo: float = Field(default=15.0, ge=0)
+    ttft_slo_ms: float = Field(default=1000.0, gt=0, allow_inf_nan=False)
+    tps_slo: float = Field(default=15.0, ge=0, allow_inf_nan=False)
     statistic: Statistic = "p90"
     think: str = "exp:45"
-    max_time_s: float = Field(default=900.0, gt=0)
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
     first_look: int = Field(default=60, ge=10, le=100_000)
     max_concurrency: int = Field(default=1024, ge=1, le=100_000)
     verify: bool = True
     users_turns: str = "1"
-    users_duration_s: float = Field(default=60.0, gt=0)
+    users_duration_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    # after the users' fields: its check reads them
+    max_time_s: float = Field(default=900.0, gt=0, allow_inf_nan=False)
+
+    @field_validator("think")
+    @classmethod
+    def _check_think(cls, value: str) -> str:
+        return str(_parsed(parse_think_time, value))
+
+    @field_validator("users_turns")
+    @classmethod
+    def _check_turns(cls, value: str) -> str:
+        return str(_parsed(parse_turns, value))
+
+    @field_validator("max_time_s")
+    @classmethod
+    def _leaves_time_to_search(cls, value: float, info: ValidationInfo) -> float:
+        users = info.data.get("users_duration_s", 0.0) if info.data.get("verify") else 0.0
+        reserve = users + USERS_RESERVE_S if users else 0.0
+        if value - reserve < MIN_SEARCH_S:
+            raise ValueError(f"{value:g} s leaves no time for the search: give at least "
+                             f"{reserve + MIN_SEARCH_S:g} s")
+        return value
 
     def slo(self) -> SLO:
         think = parse_think_time(self.think, "think")
@@ -67,17 +90,12 @@ class CapacityOptions(BaseModel):
         return self.max_time_s - reserve
 
 
-def check_options(options: CapacityOptions) -> SLO:
-    """Every rule the options must meet, before any load (raises UserInputError)."""
-    parse_turns(options.users_turns, "users turns")
-    slo = options.slo()
-    if options.search_budget_s() < 30.0:
-        need = options.max_time_s - options.search_budget_s() + 30.0
-        raise UserInputError(
-            f"a max time of {options.max_time_s:g} s leaves no time for the search: give at "
-            f"least {need:g} s (the users level takes {options.users_duration_s:g} s)"
-        )
-    return slo
+def _parsed(parse: Callable[[str], object], value: str) -> object:
+    """A workload parser's UserInputError as the ValueError a pydantic field reports."""
+    try:
+        return parse(value)
+    except UserInputError as exc:
+        raise ValueError(str(exc)) from None
 
 
 @dataclass
@@ -111,13 +129,14 @@ def find_capacity(
     config: RunConfig, options: CapacityOptions, secrets: Secrets | None = None,
     progress: ProgressSink | None = None,
 ) -> CapacityAnswer:
-    """Search, verify, answer; `config` gives the server and request shape."""
-    slo = check_options(options)
+    """Search, verify, answer; `config` gives the server and request shape, and its
+    `out_dir` the folder the runs go to; the answer is written beside that folder."""
+    slo = options.slo()
     started = time.monotonic()
     settings = ProbeSettings(options.confidence, options.first_look)
     search = CapacitySearch(slo, settings, options.search_budget_s(), options.max_concurrency)
     watch = _Watch(progress or NullProgress(), search)
-    out = Path(config.out_dir)
+    out = Path(config.out_dir).parent
     try:
         run_benchmark(config, secrets, watch, plan=search)
     except KeyboardInterrupt:

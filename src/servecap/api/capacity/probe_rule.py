@@ -8,11 +8,12 @@ such time has ended). At each look it crops the warm-up (MSER-5 on TTFT in send 
 refuses a series that still drifts, and judges every SLO (`stats.early_verdict`).
 
 Error budget: a pass is claimed only at the `PASS_LOOKS` looks (doubling sample sizes), a
-fail at any of the level's looks (every `fail_step` complete requests); each side spreads
-`1 - confidence` over its looks and the two SLOs (Bonferroni), so on independent draws a
-level's verdict is wrong with probability at most `1 - confidence`. A failed request fails
-the level at once, as `plan` judges a level with errors. At the sample cap the level reads
-what the last look said: undecided (counted as a miss) or no steady state.
+fail at any of the level's looks (every `fail_step` complete requests from 30 on: fewer
+cannot tell a slow start from the level); each side spreads `1 - confidence` over its looks
+and the two SLOs (Bonferroni), so on independent draws a level's verdict is wrong with
+probability at most `1 - confidence`. A failed request fails the level at once, as `plan`
+judges a level with errors. At the sample cap the level reads what the last look said:
+undecided (counted as a miss) or no steady state.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from servecap.stats.steady_state import drifts, mser_crop
 from servecap.stats.verdict import Verdict
 
 PASS_LOOKS = 3
+MIN_FAIL_N = 30
 NO_STEADY_STATE = "no steady state"
 
 
@@ -75,7 +77,8 @@ class ProbeRule:
         self._last_end: dict[int, int] = {}
         self._next_pass = 0
         self._fail_step = max(streams, 10)
-        self._next_fail = self._fail_step
+        # before MIN_FAIL_N, MSER-5 cannot tell a slow start from the level itself
+        self._next_fail = max(MIN_FAIL_N, self._fail_step)
         self._window: Window | None = None
         fail_looks = max(1, settings.cap() // self._fail_step)
         alpha = 1.0 - settings.confidence
