@@ -26,6 +26,7 @@ from servecap.core.text import printable
 VERIFY_S = 45.0  # api.demo.VERIFY_S (the api is imported only when the command runs)
 
 if TYPE_CHECKING:
+    from servecap.api.capacity.demo import CapacityDemo
     from servecap.api.demo import DemoResult
 
 
@@ -124,9 +125,12 @@ def demo(
     ),
     rounds: Annotated[int, typer.Option(min=1, help="Requests per level = rounds x c")] = 10,
     concurrency: Annotated[str, typer.Option(help="Levels")] = "1,2,4,8,16,32,64",
-    time_scale: Annotated[
-        float, typer.Option(min=0.1, max=100.0, help="Simulate this many times real time")
-    ] = 1.0,
+    full: Annotated[bool, typer.Option(
+        "--full", help="The seed report's own procedure instead: the grid of c = 1..64 x 10 "
+        "rounds on all four, their comparison, the winner verified (about 11 minutes)")] = False,
+    time_scale: Annotated[float | None, typer.Option(
+        min=0.1, max=100.0, help="Simulate this many times real time (default 10; 1 with "
+        "--full)")] = None,
     repeats: Annotated[int, typer.Option(min=1, help="Runs of every level per deployment")] = 1,
     interleaved: Annotated[bool, typer.Option(
         "--interleaved", help="One deployment at a time in the interleaved order (about 17 "
@@ -135,7 +139,12 @@ def demo(
         min=0.0, help="Seconds measured when verifying the P90 winner's users, after a "
         "15 s warm-up (0: skip)")] = VERIFY_S,
 ) -> None:
-    """Compare the seed report's four simulated deployments, verify the winner, report."""
+    """Find the capacity of the seed report's four simulated deployments, verify the
+    winner's users, and report (--full: the seed's own grid and comparison)."""
+    if not full:
+        _capacity_demo(out, 10.0 if time_scale is None else time_scale)
+        return
+    time_scale = 1.0 if time_scale is None else time_scale
     from servecap.api.demo import SEED_PROFILES, DemoOptions, run_demo
 
     levels = tuple(parse_levels(concurrency))
@@ -159,6 +168,47 @@ def demo(
         raise typer.Exit(EXIT_INTERRUPTED) from None
     # the live display is stopped: nothing below is drawn over
     _print_ending(Console(), result)
+
+
+def _capacity_demo(out: Path, time_scale: float) -> None:
+    from servecap.api.capacity.demo import SEED_PROFILES, run_capacity_demo
+
+    console = Console(stderr=True)
+    _say(console, f"servecap capacity on the seed report's {len(SEED_PROFILES)} simulated "
+                  f"deployments at x{time_scale:g} real time, then the users of the one "
+                  "predicted to hold the most, verified (about 3 minutes on 2 cores)")
+    try:
+        with DemoProgress(console) as display:
+            demo = run_capacity_demo(out, time_scale, progress_for=display.sink)
+    except KeyboardInterrupt:
+        print("interrupted: the probes finished so far are kept", file=sys.stderr)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    _print_capacity_ending(Console(), demo)
+
+
+def _print_capacity_ending(console: Console, demo: CapacityDemo) -> None:
+    """The winner's answer first, then every deployment beside the seed's grid."""
+    from servecap.api.capacity.answer import grid_equivalent
+    from servecap.api.capacity.demo import SEED_P90_CMAX
+
+    if demo.winner is not None:
+        _say(console, "Deploy " + demo.answers[demo.winner].sentence())
+    print(f"{'deployment':<14} {'C_max':>5} {'miss':>5} {'grid-eq.':>8} {'seed':>5} "
+          f"{'predicted':>9} {'verified':>8} {'requests':>8} {'seconds':>7}")
+    for name, a in demo.answers.items():
+        print(f"{name:<14} {_s(a.c_max):>5} {_s(a.first_miss):>5} "
+              f"{_s(grid_equivalent(a.c_max)):>8} {_s(SEED_P90_CMAX.get(name)):>5} "
+              f"{_s(a.predicted_users):>9} {_s(a.verified_users):>8} {a.requests:>8} "
+              f"{a.elapsed_s:>7.0f}")
+    print("grid-eq.: the largest power of two at or below C_max, what the seed's grid of "
+          "c = 1, 2, 4, ..., 64 reads; seed: that grid's P90 C_max in the seed report")
+    print(f"answers: {demo.out_dir}/<deployment>/capacity.json")
+    print(f"report: {demo.report_html}")
+    print(f"explore them in the app: servecap ui --results {demo.out_dir}")
+
+
+def _s(value: int | None) -> str:
+    return "-" if value is None else str(value)
 
 
 def _print_ending(console: Console, result: DemoResult) -> None:

@@ -89,6 +89,13 @@ class CapacityAnswer(BaseModel):
         return EXIT_CODES[self.status]
 
 
+def grid_equivalent(c_max: int | None) -> int | None:
+    """The largest power of two at or below C_max: what a grid of c = 1, 2, 4, ... reads."""
+    if not c_max:
+        return None
+    return 1 << (c_max.bit_length() - 1)
+
+
 def _minutes(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 

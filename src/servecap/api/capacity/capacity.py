@@ -143,11 +143,24 @@ def find_capacity(
         _write_partial(out, config, options, slo, search, watch, started)
         raise
     answer = _answer(config, options, slo, search, watch, started)
-    if options.verify and answer.c_max and answer.latency_mean_s and watch.run_dir:
-        users = _users_options(options, Path(watch.run_dir).parent, search.time_scale)
-        answer = _verified(answer, users, Path(watch.run_dir), secrets, progress, started)
+    if options.verify:
+        answer = verify_answer(answer, options, secrets, progress)
     write_answer(out, answer)
     return answer
+
+
+def verify_answer(
+    answer: CapacityAnswer, options: CapacityOptions, secrets: Secrets | None = None,
+    progress: ProgressSink | None = None,
+) -> CapacityAnswer:
+    """The answer with its users run (its server must still be up); as it was when the
+    search bracketed nothing to predict from."""
+    if not (answer.c_max and answer.latency_mean_s and answer.probe_run):
+        return answer
+    started = time.monotonic() - answer.elapsed_s
+    probe_run = Path(answer.probe_run)
+    users = _users_options(options, probe_run.parent, answer.time_scale)
+    return _verified(answer, users, probe_run, secrets, progress, started)
 
 
 def _write_partial(

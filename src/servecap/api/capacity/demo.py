@@ -1,0 +1,90 @@
+"""`servecap demo`: `servecap capacity` on the seed report's four simulated deployments.
+
+The four simulators start at a time scale (x10 by default: the demo takes minutes, not the
+report's hour; every answer is judged on the simulator's clock, `capacity`'s time scale).
+Each deployment's boundary is searched in turn, then the users of the deployment predicted
+to hold the most are verified against its simulator, and one report covers every run. The
+grid-equivalent C_max (the largest power of two at or below the continuous one) is what
+the seed's own grid of c = 1, 2, 4, ..., 64 would read, printed beside the seed's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from servecap.api.capacity.answer import CapacityAnswer, write_answer
+from servecap.api.capacity.capacity import CapacityOptions, find_capacity, verify_answer
+from servecap.api.comparison.run import servers
+from servecap.api.comparison.targets import Target
+from servecap.api.run.progress import ProgressSink
+from servecap.api.run.run_config import RunConfig
+from servecap.api.stored.report import build_report, write_report
+from servecap.core.config import ClientOptions
+from servecap.report import ReportOptions
+from servecap.storage.runs import load_runs
+
+SEED_PROFILES: tuple[str, ...] = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")
+# the seed report's P90 C_max (its Appendix A read by `servecap plan`: the largest level of
+# its grid within P90 TTFT <= 1 s and TPS >= 15)
+SEED_P90_CMAX = {"vllm-direct": 32, "vllm-spec": 32, "sglang-direct": 16, "sglang-spec": 2}
+DEMO_TIME_SCALE = 10.0
+DEMO_USERS_S = 60.0
+
+ProgressFor = Callable[[str], ProgressSink]
+
+
+@dataclass
+class CapacityDemo:
+    """Each deployment's answer, the winner (verified), and the report."""
+
+    out_dir: Path
+    answers: dict[str, CapacityAnswer] = field(default_factory=dict)
+    winner: str | None = None
+    report_html: Path | None = None
+    time_scale: float = DEMO_TIME_SCALE
+
+
+def run_capacity_demo(
+    out_dir: Path, time_scale: float = DEMO_TIME_SCALE,
+    progress_for: ProgressFor | None = None, profiles: tuple[str, ...] = SEED_PROFILES,
+) -> CapacityDemo:
+    """Search every deployment, verify the one predicted to hold the most users, report."""
+    demo = CapacityDemo(out_dir, time_scale=time_scale)
+    options = CapacityOptions(verify=False, users_duration_s=DEMO_USERS_S)
+    targets = [Target(name=p, sim_profile=p) for p in profiles]
+    with servers(targets, time_scale) as urls:
+        for profile in profiles:
+            config = _config(profile, urls[profile], out_dir)
+            sink = progress_for(profile) if progress_for else None
+            demo.answers[profile] = find_capacity(config, options, progress=sink)
+        demo.winner = _winner(demo.answers)
+        if demo.winner is not None:
+            sink = progress_for(f"{demo.winner} users") if progress_for else None
+            verified = options.model_copy(update={"verify": True})
+            answer = verify_answer(demo.answers[demo.winner], verified, progress=sink)
+            demo.answers[demo.winner] = answer
+            write_answer(out_dir / demo.winner, answer)
+    demo.report_html = _report(demo)
+    return demo
+
+
+def _config(profile: str, url: str, out_dir: Path) -> RunConfig:
+    return RunConfig(name=profile, client=ClientOptions(base_url=url),
+                     out_dir=str(out_dir / profile / "runs"))
+
+
+def _winner(answers: dict[str, CapacityAnswer]) -> str | None:
+    held = {name: a for name, a in answers.items() if a.predicted_users}
+    if not held:
+        return None
+    return max(held, key=lambda name: (held[name].predicted_users or 0, held[name].c_max or 0))
+
+
+def _report(demo: CapacityDemo) -> Path:
+    """One report over the probe runs; each finds its users run beside it."""
+    runs = load_runs([Path(a.probe_run) for a in demo.answers.values() if a.probe_run])
+    title = f"servecap demo: capacity of four simulated deployments (x{demo.time_scale:g})"
+    model = build_report(runs, ReportOptions(title=title))
+    return write_report(model, demo.out_dir / "report").html
