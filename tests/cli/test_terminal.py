@@ -74,8 +74,9 @@ def _screen(raw: bytes) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_demo_ending_on_an_80_column_terminal(tmp_path: Path) -> None:
-    args = [sys.executable, "-m", "servecap.cli.main", "demo", "--out", str(tmp_path / "d"),
-            "--concurrency", "1,2", "--rounds", "1", "--verify-s", "5"]
+    args = [sys.executable, "-m", "servecap.cli.main", "demo", "--full",
+            "--out", str(tmp_path / "d"), "--concurrency", "1,2", "--rounds", "1",
+            "--verify-s", "5"]
     code, raw = _run_on_pty(args, timeout_s=200)
     lines = _screen(raw)
     (tmp_path / "screen.txt").write_text("\n".join(lines))
@@ -114,6 +115,35 @@ def test_demo_ending_on_an_80_column_terminal(tmp_path: Path) -> None:
     assert [line.split()[0] for line in tail if line.startswith(("runs:", "report:"))] == [
         "runs:", "report:"]
     _check_demo_files(tmp_path / "d")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_capacity_demo_answers_first_on_an_80_column_terminal(tmp_path: Path) -> None:
+    """`servecap demo`: the winner's answer first, then each deployment beside the seed's
+    grid, whole on 80 columns, then where the answers, the report and the app are."""
+    import json
+
+    out = tmp_path / "d"
+    code, raw = _run_on_pty([sys.executable, "-m", "servecap.cli.main", "demo", "--out",
+                             str(out)], timeout_s=560)
+    lines = _screen(raw)
+    text = "\n".join(lines)
+    assert code == 0, text[-3000:]
+    start = next(i for i, line in enumerate(lines) if line.startswith("Deploy "))
+    assert not any(BAR in line for line in lines[start:]), text
+    answer = " ".join(lines[start:start + 4])
+    assert "users verified (predicted" in answer and "simulator at x10" in answer, answer
+    header = next(i for i in range(start, len(lines)) if lines[i].startswith("deployment"))
+    rows = [lines[header + k].split() for k in range(1, 5)]
+    assert [row[0] for row in rows] == ["vllm-direct", "vllm-spec", "sglang-direct",
+                                        "sglang-spec"], text
+    assert "…" not in text
+    assert [ln.split()[0] for ln in lines[-3:]] == ["answers:", "report:", "explore"], text
+    for name in ("vllm-direct", "sglang-spec"):
+        data = json.loads((out / name / "capacity.json").read_text())
+        assert data["complete"] and data["probes"]
+    assert (out / "report" / "report.html").is_file()
 
 
 def _check_demo_files(out: Path) -> None:
