@@ -64,6 +64,7 @@ class _ProfileBar:
                  counted: bool = True) -> None:
         self.bars, self.task, self.profile = owner.bars, task, profile
         self.counted = counted
+        self.done = 0
 
     def started(self, total_requests: int, run_dir: str, model: str) -> None:
         if self.counted:
@@ -71,8 +72,12 @@ class _ProfileBar:
 
     def level_started(self, level: LevelKey, n_requests: int) -> None:
         self.bars.update(self.task, description=str(level))  # type: ignore[arg-type]
+        if self.counted:  # a plan deciding its levels as it goes outgrows its first total
+            total = self.done + n_requests
+            self.bars.update(self.task, total=total)  # type: ignore[arg-type]
 
     def request_done(self, record: RequestRecord) -> None:
+        self.done += 1
         self.bars.update(self.task, advance=1)  # type: ignore[arg-type]
 
     def level_done(self, summary: LevelSummary) -> None:
