@@ -78,8 +78,9 @@ class CapacityAnswer(BaseModel):
                    f"{self.binding_slo}" if self.first_miss is not None
                    else f"C_max >= {self.c_max}, not bounded within the budget")
         scale = "" if self.time_scale == 1 else f"; simulator at x{self.time_scale:g}"
+        note = f" Note: {self.users_note}." if self.users_note else ""
         return (f"{head}{self.deployment} {users} at think time {self.slo.think_time_s:g} s; "
-                f"{bracket} ({self._slos()}; {cost}{scale}).")
+                f"{bracket} ({self._slos()}; {cost}{scale}).{note}")
 
     def _slos(self) -> str:
         stat = self.slo.statistic.upper()

@@ -261,6 +261,9 @@ def _verified(
     result, outcome = verify_users(load_run(probe_run), verify, prediction, secrets, watch)
     records = list(iter_records(outcome.run_dir / REQUESTS_FILE))
     note = None if verify.turns == "1" else f"users held {verify.turns} turns"
+    if any(level.client_bound for level in outcome.levels):
+        note = ", ".join(filter(None, [note, "this client could not keep up with a users "
+                                       "level: the verified count may be the client's"]))
     return answer.model_copy(update={
         "verified_users": result.verified_users, "users_run": str(outcome.run_dir),
         "requests": answer.requests + len(records), "users_note": note,
