@@ -21,13 +21,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from servecap.api.capacity.answer import CapacityAnswer, grid_equivalent
 from servecap.api.capacity.capacity import CapacityOptions, find_capacity
 from servecap.api.capacity.demo import SEED_P90_CMAX
 from servecap.api.run.run import run_benchmark
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
 from servecap.sim.runner import start_server_process
+from servecap.storage.capacity_answer import CapacityAnswer, grid_equivalent
 
 GRID_REQUESTS = 1270
 

@@ -13,8 +13,8 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from servecap.api.capacity.answer import EXIT_CODES
 from servecap.cli.main import app
+from servecap.storage.capacity_answer import EXIT_CODES
 from tests.api.test_verify import simulator
 
 CLI = [sys.executable, "-m", "servecap.cli.main"]

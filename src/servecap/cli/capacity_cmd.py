@@ -15,7 +15,6 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from servecap.api.capacity.answer import CapacityAnswer
 from servecap.api.capacity.capacity import CapacityOptions, find_capacity
 from servecap.api.run.run_config import RunConfig
 from servecap.cli import run_flags_workload as wf
@@ -40,6 +39,7 @@ from servecap.cli.run_cmd import (
 from servecap.cli.run_flags_workers import WorkersOption, config_fields
 from servecap.core.secrets import Secrets
 from servecap.core.validation import user_input_error
+from servecap.storage.capacity_answer import CapacityAnswer
 
 OPTIONS = CapacityOptions()
 FLAGS = {

@@ -193,8 +193,8 @@ def _capacity_demo(out: Path, time_scale: float) -> None:
 
 def _print_capacity_ending(console: Console, demo: CapacityDemo) -> None:
     """The winner's answer first, then every deployment beside the seed's grid."""
-    from servecap.api.capacity.answer import grid_equivalent
     from servecap.api.capacity.demo import SEED_P90_CMAX
+    from servecap.storage.capacity_answer import grid_equivalent
 
     if demo.winner is not None:
         _say(console, "Deploy " + demo.answers[demo.winner].sentence())

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
-from servecap.api.capacity.answer import CapacityAnswer, ProbeRow, Status, write_answer
 from servecap.api.capacity.diagnosis import diagnose
 from servecap.api.capacity.probe_rule import ProbeSettings
 from servecap.api.capacity.search_plan import CapacitySearch, MeasuredProbe
@@ -35,6 +34,7 @@ from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
 from servecap.stats.capacity import users_by_littles_law
 from servecap.stats.search import SearchStatus
+from servecap.storage.capacity_answer import CapacityAnswer, ProbeRow, Status, write_answer
 from servecap.storage.run_dir import REQUESTS_FILE, iter_records, load_run_info
 from servecap.storage.runs import load_run
 from servecap.workload.think_time import parse_think_time, parse_turns

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from servecap.api.capacity.answer import CapacityAnswer, write_answer
 from servecap.api.capacity.capacity import CapacityOptions, find_capacity, verify_answer
 from servecap.api.comparison.run import servers
 from servecap.api.comparison.targets import Target
@@ -23,6 +22,7 @@ from servecap.api.run.run_config import RunConfig
 from servecap.api.stored.report import build_report, write_report
 from servecap.core.config import ClientOptions
 from servecap.report import ReportOptions
+from servecap.storage.capacity_answer import CapacityAnswer, write_answer
 from servecap.storage.runs import load_runs
 
 SEED_PROFILES: tuple[str, ...] = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")

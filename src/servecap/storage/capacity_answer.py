@@ -110,7 +110,21 @@ def write_answer(out_dir: Path, answer: CapacityAnswer) -> Path:
 
 
 def load_answer(out_dir: Path) -> CapacityAnswer | None:
+    """`out_dir/capacity.json`, or None when there is none or it does not parse."""
     path = out_dir / ANSWER_FILE
     if not path.is_file():
         return None
-    return CapacityAnswer.model_validate_json(path.read_text(encoding="utf-8"))
+    try:
+        return CapacityAnswer.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return None
+
+
+def answer_for(run_dir: Path) -> CapacityAnswer | None:
+    """The capacity answer a run belongs to (its probes or its users), if any: capacity
+    writes its runs to OUT/runs/ and the answer to OUT/capacity.json."""
+    answer = load_answer(run_dir.parent.parent)
+    if answer is None:
+        return None
+    mine = {Path(p).name for p in (answer.probe_run, answer.users_run) if p}
+    return answer if run_dir.name in mine else None
