@@ -112,9 +112,14 @@ def test_the_pool_is_sized_without_running_an_adaptive_plan_ahead():
     from servecap.api.run.run_config import RunConfig
     from servecap.api.run.run_workers import pool_size
 
+    from servecap.api.run.plans import StaticPlan
+
     class Adaptive:
-        def levels(self):
+        def steps(self):
             raise AssertionError("an adaptive plan's levels are decided as it runs")
+
+        def known_levels(self):
+            return None
 
         def max_in_flight(self):
             return 3 * STREAMS_PER_WORKER
@@ -124,6 +129,7 @@ def test_the_pool_is_sized_without_running_an_adaptive_plan_ahead():
 
     assert pool_size(RunConfig(), Adaptive(), cores=8) == 3
     assert pool_size(RunConfig(workers=5), Adaptive(), cores=2) == 5  # asked for: as asked
-    closed = ClosedLoad(concurrency=[1, 2 * STREAMS_PER_WORKER], rounds=1)
+    closed = StaticPlan(ClosedLoad(concurrency=[1, 2 * STREAMS_PER_WORKER], rounds=1))
     assert pool_size(RunConfig(), closed, cores=8) == 2
-    assert pool_size(RunConfig(), ClosedLoad(concurrency=[64], rounds=1), cores=8) == 1
+    one = StaticPlan(ClosedLoad(concurrency=[64], rounds=1))
+    assert pool_size(RunConfig(), one, cores=8) == 1
