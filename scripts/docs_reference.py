@@ -53,7 +53,7 @@ def commands() -> list[tuple[str, Any, Any]]:
 
 
 def anchor(name: str) -> str:
-    """The heading anchor of a command's section: `servecap sim predict` -> `servecap-sim-predict`."""
+    """A command's section anchor: `servecap sim predict` -> `servecap-sim-predict`."""
     return name.replace(" ", "-")
 
 
