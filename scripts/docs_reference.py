@@ -92,7 +92,9 @@ def cli_reference() -> str:
 
 
 def _epilog_commands(epilog: str) -> str:
-    return "\n".join(line.strip() for line in epilog.replace("\b", "").splitlines() if line.strip())
+    # the epilog's own "Examples:" label is the heading here; only the commands go in the block
+    lines = (line.strip() for line in epilog.replace("\b", "").splitlines())
+    return "\n".join(line for line in lines if line and line != "Examples:")
 
 
 # --- summary fields ---------------------------------------------------------------------

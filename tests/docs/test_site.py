@@ -96,6 +96,15 @@ def test_every_command_and_option_is_in_the_cli_reference(site: Path) -> None:
     assert missing_options(command_sections(site), expected) == []
 
 
+def test_every_commands_examples_are_in_the_cli_reference(site: Path) -> None:
+    from servecap.cli.examples import EXAMPLES
+
+    sections = command_sections(site)
+    for name, lines in EXAMPLES.items():
+        anchor = "-".join(["servecap", *name.split()])
+        assert all(line in sections[anchor] for line in lines), name
+
+
 def test_the_option_check_names_what_a_page_lacks(site: Path) -> None:
     sections = command_sections(site)
     sections["servecap-run"] = sections["servecap-run"].replace("--find-cmax", "")
