@@ -76,4 +76,5 @@ def test_a_guides_commands_run_on_the_simulator(
             ["bash", "-euo", "pipefail", "-c", script(block, sim.base_url)],
             cwd=work, env=env, capture_output=True, text=True, timeout=500,
         )
-        assert done.returncode == 0, f"{guide.name}:\n{block}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+        shown = f"{guide.name}:\n{block}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+        assert done.returncode == 0, shown
