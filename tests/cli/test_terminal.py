@@ -150,7 +150,8 @@ def test_capacity_demo_answers_first_on_an_80_column_terminal(tmp_path: Path) ->
 
 def _check_demo_files(out: Path) -> None:
     """The comparison with the seed's pairs, the winner's verification beside the sweeps
-    (where plan and the report read it), and a report that leads with the pairs."""
+    (where plan and the report read it), and a report that leads with the decision, then
+    its chart, then the pairs."""
     import json
 
     (comp,) = (out / "runs").glob("compare-*")
@@ -161,7 +162,8 @@ def _check_demo_files(out: Path) -> None:
     (verified,) = comp.glob("*-verify-*/verification.json")
     assert json.loads(verified.read_text())["predicted_users"] > 0
     html = (out / "report" / "report.html").read_text()
-    assert html.index('id="comparison"') < html.index('id="headline"')
+    assert html.index('id="headline"') < html.index('id="chart-06"') < html.index(
+        'id="comparison"')
     assert "x1 real time" in html
     assert "-verify" not in html.split('id="summary"')[0]  # a verify run is no deployment
 

@@ -106,15 +106,22 @@ def test_report_on_a_comparison_leads_with_the_headline(comparison: Path, tmp_pa
     out = tmp_path / "rep"
     result = runner.invoke(app, ["report", str(comparison), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("b vs a:")
+    # the answer's first screen, in the terminal, report.md and report.html alike: the
+    # decision sentence, then one chart (06, C_max and users), then the comparison
+    first, *_ = result.output.splitlines()
+    assert first.startswith("Deploy b: it holds") and "C_max" in first, result.output
+    assert result.output.index("Deploy b:") < result.output.index("b vs a:")
     md = (out / "report.md").read_text()
-    assert md.startswith("# Comparison headline")
+    assert md.startswith("# ")
+    decision, chart, pairs = (md.index(s) for s in (
+        "**Deploy b: it holds", "charts/06-", "### Comparison headline"))
+    assert decision < chart < pairs < md.index("#### b vs a") < md.index("## 2. Setup")
     assert "Interleaved comparison, 3 repeats per level" in md and "charts/C1-users-delta.png" in md
     html = (out / "report.html").read_text()
-    # the HTML opens its summary with the comparison: the users sentence, then the charts
     summary = html.index('id="summary"')
-    assert summary < html.index('id="comparison"') < html.index('id="chart-C1"') < html.index(
-        'id="headline"')
+    assert summary < html.index('id="headline"') < html.index('id="chart-06"') < html.index(
+        'id="comparison"') < html.index('id="chart-C1"')
+    assert html.count('id="chart-06"') == 1
     lead = html[html.index('id="comparison"'):html.index('id="chart-C1"')]
     assert "users (95% CI" in lead and "more than a" in lead and "C_max" in lead
     figures = _page_data(html)["figures"]

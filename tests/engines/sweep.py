@@ -19,8 +19,9 @@ OUTPUT_TOKENS = 32
 LEVELS = "1,2,4,8"
 ROUNDS = 3
 
-# Exactly N output tokens on each engine (the README's recipes; the tiny model never emits
-# EOS anyway, so here they show the engines accept them). llama-server: `ignore_eos`.
+# Exactly N output tokens on each engine (the recipes in docs/how-to/benchmark-a-server.md;
+# the tiny model never emits EOS anyway, so here they show the engines accept them).
+# llama-server: `ignore_eos`.
 # transformers serve: a request-level `generation_config` (a JSON string); on the continuous
 # batching path a config without `eos_token_id` also disables EOS for the batch.
 LLAMA_EXTRA_BODY: dict[str, Any] = {"ignore_eos": True}

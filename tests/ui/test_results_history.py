@@ -19,7 +19,13 @@ def test_results_page_table_capacity_and_live_slo(app_factory: Any, two_runs: Pa
     at = app_factory(two_runs)
     at = at.sidebar.radio(key="page").set_value("Results").run()
     assert not at.exception
-    levels = at.dataframe[0].value
+    # the answer first, as in the report: the decision, the charts, then every level
+    headers = [h.value for h in at.subheader]
+    assert headers.index("Capacity") < headers.index("Charts") < headers.index(
+        "Per-level results")
+    assert at.markdown[0].value.startswith("**Deploy ")
+    levels = next(d.value for d in at.dataframe if "c" in d.value.columns
+                  and "ITL mean (ms)" in d.value.columns)
     assert list(levels["c"]) == [1, 2]
     assert metrics(at)["C_max (P90)"] == ">= 2"  # both tested levels passed: a lower bound
     users_before = metrics(at)["Users (predicted, Little's law)"]
@@ -49,6 +55,35 @@ def test_results_report_zip_download(app_factory: Any, two_runs: Path) -> None:
     assert not at.exception
     downloads = at.get("download_button")
     assert downloads and "ZIP" in downloads[0].proto.label
+
+
+def test_results_page_finds_the_runs_a_comparison_folder_holds(
+    app_factory: Any, two_runs: Path, tmp_path: Path
+) -> None:
+    """`servecap demo` keeps its runs in demo-output/runs/compare-<time>/: the Results page
+    given demo-output/runs (or demo-output) lists them."""
+    nested = tmp_path / "demo-output" / "runs" / "compare-20261207T000000Z"
+    shutil.copytree(two_runs, nested)
+    (nested / "comparison.json").write_text("{}")
+    for results in (tmp_path / "demo-output" / "runs", tmp_path / "demo-output"):
+        at = app_factory(results)
+        at = at.sidebar.radio(key="page").set_value("Results").run()
+        assert not at.exception
+        assert not any("No saved runs" in i.value for i in at.info)
+        options = at.selectbox(key="results_run").options
+        assert len(options) == 2, options
+
+
+def test_ui_without_a_flag_opens_the_demo_output_when_there_are_no_results(
+    tmp_path: Path,
+) -> None:
+    from servecap.cli.ui_cmd import default_results
+
+    assert default_results(tmp_path) == Path("results")
+    (tmp_path / "demo-output").mkdir()
+    assert default_results(tmp_path) == Path("demo-output")
+    (tmp_path / "results").mkdir()
+    assert default_results(tmp_path) == Path("results")
 
 
 def test_results_page_without_runs(app_factory: Any, tmp_path: Path) -> None:

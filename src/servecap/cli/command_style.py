@@ -80,7 +80,12 @@ class PlainGroup(TyperGroup):
         except UsageError as exc:  # an unknown command, with typer's "did you mean"
             if _is_help(exc):
                 raise
-            raise fail_input(exc.format_message()) from None
+            message = exc.format_message()
+            if message.startswith("No such command") and "Did you mean" not in message:
+                # nothing close: name what there is rather than leave a newcomer guessing
+                names = ", ".join(n for n, c in self.commands.items() if not c.hidden)
+                message += f" The commands: {names} (--help says what each does)."
+            raise fail_input(message) from None
 
 
 def _chosen(cls: object, default: type, plain: type) -> Any:

@@ -230,3 +230,5 @@ def _print_ending(console: Console, result: DemoResult) -> None:
     print(f"runs: {result.comparison_dir}")
     if result.report_html:
         print(f"report: {result.report_html}")
+    # the app finds the comparison's runs below this folder (scan_results looks inside)
+    print(f"app: servecap ui --results {result.comparison_dir.parent}")

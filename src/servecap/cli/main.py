@@ -8,6 +8,7 @@ from servecap.cli.capacity_cmd import capacity
 from servecap.cli.command_style import plain_style
 from servecap.cli.compare_cmd import compare
 from servecap.cli.demo_cmd import demo
+from servecap.cli.examples import add_examples
 from servecap.cli.plan_cmd import import_summary, plan, show
 from servecap.cli.report_cmd import report
 from servecap.cli.run_cmd import run
@@ -47,6 +48,7 @@ def version() -> None:
     print(__version__)
 
 
+add_examples(app)
 plain_style(app)
 
 if __name__ == "__main__":  # pragma: no cover

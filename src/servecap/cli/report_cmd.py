@@ -79,6 +79,7 @@ def report(
 
         model = with_predictions(model, profile)
     paths = write_report(model, out)
+    _decision_first(model.headline)
     if section is not None:
         _lead_with(section, out)
     print(f"report: {paths.html}")
@@ -86,8 +87,16 @@ def report(
     print(f"bundle: {paths.zip}")
 
 
+def _decision_first(headline: dict[str, list[str]]) -> None:
+    """Print the decision on the report's own statistic first, as report.html and report.md
+    open with it: the deployment, its users (predicted, verified), C_max and the SLOs."""
+    for lines in list(headline.values())[:1]:
+        for line in lines:
+            print(printable(line))
+
+
 def _lead_with(section: ComparisonSection, out: Path) -> None:
-    """Print the comparison headline first (report.md and report.html open with it too)."""
+    """Print the comparison after the decision (report.md and report.html follow it so)."""
     from servecap.api.comparison.report import write_comparison_md
 
     for pair in section.pairs:

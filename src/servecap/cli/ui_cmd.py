@@ -28,8 +28,23 @@ def streamlit_command(results: Path, port: int, host: str) -> list[str]:
     ]
 
 
+# Where `servecap run` saves by default, then where `servecap demo` does: `servecap ui` with
+# no flag, after the demo, shows the demo's runs rather than an empty Results page.
+DEFAULT_RESULTS = (Path("results"), Path("demo-output"))
+
+
+def default_results(cwd: Path) -> Path:
+    """The first of DEFAULT_RESULTS that exists under `cwd`, else `results` (created later)."""
+    for candidate in DEFAULT_RESULTS:
+        if (cwd / candidate).is_dir():
+            return candidate
+    return DEFAULT_RESULTS[0]
+
+
 def ui(
-    results: Annotated[Path, typer.Option(help="Directory of saved runs.")] = Path("results"),
+    results: Annotated[Path | None, typer.Option(
+        help="Directory of saved runs, searched three folders deep (default: ./results, "
+             "or ./demo-output after servecap demo).")] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to serve on.")] = 8501,
     host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = (
         "127.0.0.1"
@@ -39,6 +54,8 @@ def ui(
     if importlib.util.find_spec("streamlit") is None:
         typer.echo("servecap ui needs Streamlit: pip install 'servecap[ui]'", err=True)
         raise typer.Exit(2)
+    if results is None:
+        results = default_results(Path.cwd())
     typer.echo(f"servecap ui on http://{host}:{port} (results in {results})")
     sys.stdout.flush()
     sys.stderr.flush()

@@ -7,12 +7,17 @@ from servecap.report.comparison import ComparisonSection
 from servecap.report.md_text import md
 
 
-def comparison_markdown(section: ComparisonSection) -> str:
+def comparison_markdown(section: ComparisonSection, depth: int = 1) -> str:
     """Each pair's headline (the users sentence in bold, small-sample warnings beside the
-    numbers they concern), then the charts with error bars as PNG links."""
-    out = ["# Comparison headline", "", md(section.setting()), ""]
+    numbers they concern), then the charts with error bars as PNG links.
+
+    `depth` is the heading level of its title: 1 in `comparison.md`, deeper inside
+    `report.md`, where it follows the decision sentence and its chart.
+    """
+    title, pair_heading = "#" * depth, "#" * (depth + 1)
+    out = [f"{title} Comparison headline", "", md(section.setting()), ""]
     for pair in section.pairs:
-        out += [f"## {md(pair.b)} vs {md(pair.a)}", ""]
+        out += [f"{pair_heading} {md(pair.b)} vs {md(pair.a)}", ""]
         lead, *rest = pair.lines or []
         if lead is not None:
             out += [f"**{md(lead.text)}**", ""]

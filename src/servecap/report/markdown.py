@@ -65,7 +65,10 @@ def render_markdown(model: ReportModel) -> str:
         "",
         "## 1. Executive summary",
         "",
+        # the answer's first screen: the decision, one chart, then the comparison (if any)
         *_headline(model),
+        *_chart(model, "06"),
+        *_comparison(model),
         *_table(views.recommendation_table(model)),
         *_findings(model.summary),
         *_chart(model, "10"),
@@ -114,7 +117,8 @@ def render_markdown(model: ReportModel) -> str:
     out += _section("12. SLO compliance and capacity", model, "09", "slo")
     out += [*_table(views.slo_table(model, "p90")), *_table(views.slo_table(model, "mean"))]
     out += [
-        *_chart(model, "06"),
+        "Chart 06 (C_max and users) opens the executive summary.",
+        "",
         *_table(views.capacity_table(model, "p90")),
         *_table(views.capacity_table(model, "mean")),
         *(line for t in uncertainty_tables(model) for line in _table(t)),
@@ -137,10 +141,13 @@ def render_markdown(model: ReportModel) -> str:
     ]
     for t in views.appendix_tables(model):
         out += _table(t)
-    text = "\n".join(out) + "\n"
+    return "\n".join(out) + "\n"
+
+
+def _comparison(model: ReportModel) -> list[str]:
     if model.comparison is None:
-        return text
-    return comparison_markdown(model.comparison) + "\n" + text
+        return []
+    return [comparison_markdown(model.comparison, depth=3), "### Every deployment on its own", ""]
 
 
 def _count(n: int, noun: str) -> str:

@@ -1,4 +1,5 @@
-"""The Results page: one run's levels, capacity under the sidebar SLOs, charts, findings."""
+"""The Results page: one run's decision and capacity under the sidebar SLOs, its charts,
+then its levels, the prediction beside them and the findings."""
 
 from __future__ import annotations
 
@@ -143,20 +144,25 @@ def render_results_page(results: Path, slo: SLO) -> None:
     if run is None:
         return
     _run_header(run)
-    st.subheader("Per-level results")
-    st.dataframe(level_rows(run.levels), hide_index=True)
     if not run.levels:
+        st.subheader("Per-level results")
+        st.dataframe(level_rows(run.levels), hide_index=True)
         st.warning("This run has no completed level yet.")
         return
+    # the answer's first screen, as in the report: the decision (in Capacity), the charts,
+    # then the detail (every level's numbers, the prediction beside them, the findings)
     st.subheader("Capacity")
     show_capacity(run, slo)
     model = report_model([run], slo, title=run.name)
+    if model is not None:
+        st.subheader("Charts")
+        show_charts(model, "results", SINGLE_RUN_CHARTS)
+    st.subheader("Per-level results")
+    st.dataframe(level_rows(run.levels), hide_index=True)
     if model is None:
         return
     st.subheader("Predicted beside measured")
     model = predict_panel(model)
-    st.subheader("Charts")
-    show_charts(model, "results", SINGLE_RUN_CHARTS)
     st.subheader("Findings")
     show_findings(model)
     st.subheader("Report")

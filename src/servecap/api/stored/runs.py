@@ -29,13 +29,24 @@ class RunIndex:
         return next((r for r in self.runs if r.path.name == folder), None)
 
 
+# How deep `scan_results` looks below the results folder: `servecap demo --out D` keeps its
+# runs in D/runs/compare-<time>/<run>, three levels down, and the app should find them there.
+SCAN_DEPTH = 3
+
+
 def scan_results(results_dir: Path) -> RunIndex:
-    """Every run directly under `results_dir`, newest first (a missing directory holds none)."""
+    """Every run under `results_dir`, newest first (a missing directory holds none).
+
+    Runs directly inside are found as before; folders that are not runs (a comparison's
+    folder, the demo's `runs/`) are looked into too, up to `SCAN_DEPTH` levels, so the app
+    lists what `servecap compare` and `servecap demo` wrote. A run's own folder is never
+    entered: nothing inside a run is another run.
+    """
     index = RunIndex()
     if not results_dir.is_dir():
         return index
     try:
-        dirs = find_run_dirs(results_dir)
+        dirs = _runs_below(results_dir, SCAN_DEPTH)
     except ServecapError as exc:
         index.problems.append(str(exc))
         return index
@@ -46,3 +57,13 @@ def scan_results(results_dir: Path) -> RunIndex:
             index.problems.append(f"{run_dir.name}: {exc}")
     index.runs.sort(key=lambda r: (r.info.created_at, r.path.name), reverse=True)
     return index
+
+
+def _runs_below(folder: Path, depth: int) -> list[Path]:
+    found = find_run_dirs(folder)
+    if folder in found or depth <= 1:
+        return found
+    for child in sorted(folder.iterdir()):
+        if child.is_dir() and not child.is_symlink() and child not in found:
+            found += _runs_below(child, depth - 1)
+    return found
