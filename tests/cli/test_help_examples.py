@@ -62,7 +62,7 @@ def test_a_mistyped_command_gets_the_closest_one() -> None:
 
 
 def test_a_command_nothing_like_any_lists_them() -> None:
-    done = servecap("capacity-please")
+    done = servecap("warp-drive")
     assert done.returncode == 2
-    assert "No such command 'capacity-please'" in done.stderr
-    assert "The commands: run, show, plan" in done.stderr
+    assert "No such command 'warp-drive'" in done.stderr
+    assert "The commands: capacity, run, show, plan" in done.stderr

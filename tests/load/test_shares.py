@@ -109,10 +109,9 @@ def test_a_message_must_be_an_object_with_an_op():
 
 
 def test_the_pool_is_sized_without_running_an_adaptive_plan_ahead():
+    from servecap.api.run.plans import StaticPlan
     from servecap.api.run.run_config import RunConfig
     from servecap.api.run.run_workers import pool_size
-
-    from servecap.api.run.plans import StaticPlan
 
     class Adaptive:
         def steps(self):

@@ -46,7 +46,7 @@ FLAGS = {
     "ttft_slo_ms": "--ttft-slo-ms", "tps_slo": "--tps-slo", "statistic": "--stat",
     "think": "--think-time", "max_time_s": "--max-time", "confidence": "--confidence",
     "first_look": "--first-look", "users_turns": "--users-turns",
-    "users_duration_s": "--users-duration",
+    "users_duration_s": "--users-duration", "max_concurrency": "--max-concurrency",
 }
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h)?\s*$")
 _UNIT_S = {None: 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -86,6 +86,8 @@ def capacity(
         help="Measured seconds of the users level")] = OPTIONS.users_duration_s,
     verify: Annotated[bool, typer.Option(
         help="Run the predicted users after the search")] = OPTIONS.verify,
+    max_concurrency: Annotated[int, typer.Option(
+        help="The highest concurrency the search probes")] = OPTIONS.max_concurrency,
     input_tokens: wf.InputTokens = str(RUN.input_tokens),
     output_tokens: wf.OutputTokens = str(RUN.output_tokens),
     dataset: wf.DatasetOpt = None,
@@ -114,8 +116,6 @@ def capacity(
     Doubles the concurrency from 1 until a probe misses the SLOs, bisects to the integer,
     stops each probe once its verdict is decided, then runs the users Little's law
     predicts and answers in one sentence (also in OUT/capacity.json).
-
-    Example: servecap capacity --base-url http://127.0.0.1:8000 --max-time 10m
     """
     if output_format not in ("text", "json"):
         raise fail_input(f"invalid --format {output_format!r}: use text or json")
@@ -123,6 +123,7 @@ def capacity(
         ttft_slo_ms=ttft_slo_ms, tps_slo=tps_slo, statistic=stat.value, think=think_time,
         max_time_s=parse_duration(max_time, "--max-time"), confidence=confidence,
         first_look=first_look, verify=verify, users_turns=users_turns,
+        max_concurrency=max_concurrency,
         users_duration_s=users_duration,
     ))
     headers = parse_headers(header or [])

@@ -11,8 +11,12 @@ import typer
 EXAMPLES: dict[str, tuple[str, ...]] = {
     "": (
         "servecap demo",
+        "servecap capacity --base-url http://gpu1:8000/v1 --max-time 15m",
         "servecap run --base-url http://gpu1:8000/v1 --find-cmax --name my-server",
-        "servecap plan results/my-server-*",
+    ),
+    "capacity": (
+        "servecap capacity --base-url http://gpu1:8000/v1 --max-time 15m",
+        "servecap capacity --base-url http://gpu1:8000/v1 --format json --out cap",
     ),
     "run": (
         "servecap run --base-url http://gpu1:8000/v1 --concurrency 1,2,4,8,16",
@@ -35,7 +39,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "servecap compare --target a=http://h1:8000/v1 --target b=http://h2:8000/v1",
         "servecap compare --target a=sim:deterministic*2 --target b=sim:deterministic",
     ),
-    "demo": ("servecap demo", "servecap demo --time-scale 10 --verify-s 0"),
+    "demo": ("servecap demo", "servecap demo --full --time-scale 10 --verify-s 0"),
     "verify": (
         "servecap verify results/my-server-* --think-time exp:45 --search-on-miss",
     ),
