@@ -75,6 +75,13 @@ def test_capacity_on_the_simulator_answers_first_and_verifies_users(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert plan.returncode == 0, plan.stderr
     assert str(c_max) in plan.stdout
+    # the report of the probes opens with the answer
+    report = subprocess.run([*CLI, "report", answer["probe_run"], "--out", str(tmp_path / "r")],
+                            capture_output=True, text=True, timeout=300)
+    assert report.returncode == 0, report.stderr
+    summary = (tmp_path / "r" / "report.md").read_text().split("## 1. Executive summary")[1]
+    first = next(line for line in summary.splitlines() if line.strip())
+    assert first.startswith("**") and "users verified" in first and "C\\_max" in first
 
 
 @pytest.mark.slow

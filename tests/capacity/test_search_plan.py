@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from servecap.api.capacity.probe_rule import ProbeSettings
-from servecap.api.capacity.search_plan import CapacitySearch, server_slo
-from servecap.core.config import SLO
+from servecap.api.capacity.search_plan import CapacitySearch
+from servecap.core.config import SLO, on_clock
 from servecap.core.summary import LevelSummary
 from tests.api.test_verify import next_step
 from tests.capacity.records import closed_records
@@ -62,7 +62,7 @@ def test_the_search_stops_at_its_maximum():
 
 def test_a_scaled_simulator_is_judged_on_its_own_clock():
     """At x10 the server answers ten times faster: 1,000 ms of TTFT reads 100 ms."""
-    scaled = server_slo(SLO_P90.model_copy(update={"think_time_s": 45.0}), 10.0)
+    scaled = on_clock(SLO_P90.model_copy(update={"think_time_s": 45.0}), 10.0)
     assert (scaled.ttft_ms, scaled.tps, scaled.think_time_s) == (100.0, 150.0, 4.5)
     slow_tokens = SLO_P90.model_copy(update={"tps": 5.0})  # the records' TPS is 100
     search = CapacitySearch(slow_tokens, ProbeSettings(), budget_s=3600)

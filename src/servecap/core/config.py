@@ -99,6 +99,18 @@ class SLO(BaseModel):
     think_time_s: float = Field(default=45.0, ge=0)
 
 
+def on_clock(slo: SLO, time_scale: float | None) -> SLO:
+    """`slo` on the clock of a server that runs `time_scale` times faster than real time
+    (a simulator's `--time-scale`): TTFT / S, TPS x S, think time / S, so a level measured on
+    its clock is judged as the real-time server would be."""
+    if not time_scale or time_scale == 1:
+        return slo
+    return slo.model_copy(update={
+        "ttft_ms": slo.ttft_ms / time_scale, "tps": slo.tps * time_scale,
+        "think_time_s": slo.think_time_s / time_scale,
+    })
+
+
 class FindCmax(BaseModel):
     """`servecap run --find-cmax`: the SLOs C_max is judged by and the extra levels allowed."""
 

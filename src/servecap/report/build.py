@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from servecap import __version__
@@ -32,6 +33,7 @@ from servecap.report.model import ReportModel, ReportOptions, RunMeta
 from servecap.report.simulated import simulated_label
 from servecap.report.timeline import build_timeline
 from servecap.report.verified import verified_users
+from servecap.storage.capacity_answer import answer_for
 from servecap.storage.runs import Run, run_goodput, status_text
 
 SUMMARY_KINDS = (
@@ -92,6 +94,7 @@ def series_of(meta: RunMeta) -> ConfigSeries:
         imported=meta.source == "imported",
         output_tokens=tokens,
         output_tokens_source="run config (max_tokens)" if known else "",
+        time_scale=meta.time_scale,
     )
 
 
@@ -139,9 +142,20 @@ def build_model(
         + (list(COMPARE_CHARTS) if comparison is not None else [])
         + kind_chart_infos(metas),
         goodput=_goodput(runs, metas, options),
+        capacity=capacity_answers(runs),
         headline=headlines(analysis.slo, options.slo, verified_users(metas, options.slo)),
         comparison=comparison,
     )
+
+
+def capacity_answers(runs: list[Run]) -> list[str]:
+    """The sentence of each `servecap capacity` answer a reported run belongs to, once."""
+    sentences: list[str] = []
+    for run in runs:
+        answer = answer_for(Path(run.path))
+        if answer is not None and answer.sentence() not in sentences:
+            sentences.append(answer.sentence())
+    return sentences
 
 
 def headlines(

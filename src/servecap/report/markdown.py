@@ -156,7 +156,7 @@ def _count(n: int, noun: str) -> str:
 
 def _headline(model: ReportModel) -> list[str]:
     """The decision first: one paragraph per statistic, the report's own statistic first."""
-    out: list[str] = []
+    out: list[str] = [f"**{md(sentence)}**\n" for sentence in model.capacity]
     for lines in model.headline.values():
         out += [f"**{md(lines[0])}**", *(md(line) for line in lines[1:]), ""]
     return out

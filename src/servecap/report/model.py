@@ -73,6 +73,9 @@ class ReportModel(BaseModel):
     analysis: Analysis
     summary: list[Finding]
     charts: list[ChartInfo]
+    # `servecap capacity`'s answers for the reported runs, one sentence each: the report
+    # opens with them (they rest on the probes' early-stopped verdicts, not point values)
+    capacity: list[str] = Field(default_factory=list)
     # statistic -> the decision sentence(s) the report opens with (analysis.headline)
     headline: dict[str, list[str]] = Field(default_factory=dict)
     # Open-loop runs: goodput (requests/s meeting every SLO) by run name and level text.

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from servecap.api.capacity.probe_rule import ProbeOutcome, ProbeRule, ProbeSettings
 from servecap.api.run.plans import Step, Steps
-from servecap.core.config import SLO
+from servecap.core.config import SLO, on_clock
 from servecap.core.level_key import LevelKey
 from servecap.core.summary import LevelSummary
 from servecap.kinds.base import LevelSpec
@@ -26,12 +26,6 @@ from servecap.stats.verdict import Verdict
 MAX_PROBES = 32
 
 
-def server_slo(slo: SLO, time_scale: float) -> SLO:
-    """`slo` on the clock of a server running `time_scale` times faster than real time."""
-    return slo.model_copy(update={
-        "ttft_ms": slo.ttft_ms / time_scale, "tps": slo.tps * time_scale,
-        "think_time_s": slo.think_time_s / time_scale,
-    })
 
 
 @dataclass
@@ -64,7 +58,7 @@ class CapacitySearch:
         """Judge on the server's clock: a simulator at time scale S answers S times faster,
         so its SLOs are TTFT / S and TPS x S (and the users think Z / S)."""
         self.time_scale = time_scale
-        self.slo = server_slo(self.slo, time_scale)
+        self.slo = on_clock(self.slo, time_scale)
 
     def max_in_flight(self) -> int:
         return self.max_concurrency
