@@ -201,3 +201,26 @@ def test_results_page_predicts_beside_the_run(app_factory: Any, two_runs: Path,
     errors = [e.value.replace("\\", "") for e in at.error]
     assert any(e.startswith("profile: ") and "nope.toml" in e for e in errors), errors
     assert not at.exception
+
+
+def test_results_page_opens_with_the_capacity_answer(app_factory: Any, two_runs: Path,
+                                                     tmp_path: Path) -> None:
+    """A run `servecap capacity` made (OUT/runs/RUN beside OUT/capacity.json): its answer
+    leads the Results page, before the sidebar's own decision."""
+    from servecap.core.config import SLO
+    from servecap.storage.capacity_answer import CapacityAnswer, write_answer
+
+    out = tmp_path / "capacity-output"
+    source = next(p for p in two_runs.iterdir() if p.name.startswith("base"))
+    probe_run = out / "runs" / source.name
+    shutil.copytree(source, probe_run)
+    answer = CapacityAnswer(
+        deployment="base", status="found", slo=SLO(), confidence=0.95, c_max=2,
+        first_miss=3, binding_slo="TTFT", latency_mean_s=1.0, predicted_users=90,
+        verified_users=80, requests=500, elapsed_s=60.0, probes=[], probe_run=str(probe_run))
+    write_answer(out, answer)
+    at = app_factory(out / "runs")
+    at = at.sidebar.radio(key="page").set_value("Results").run()
+    assert not at.exception
+    assert at.markdown[0].value.startswith("**base holds 80 users verified")
+    assert any(m.value.startswith("**Deploy ") for m in at.markdown[1:])

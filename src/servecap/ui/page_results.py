@@ -9,7 +9,7 @@ import streamlit as st
 
 from servecap.analysis.headline import Held, headline
 from servecap.api.stored.plan import RunCapacity, plan_runs
-from servecap.api.stored.runs import RunIndex, scan_results
+from servecap.api.stored.runs import RunIndex, capacity_sentence, scan_results
 from servecap.core.config import SLO
 from servecap.storage.run_dir import Run
 from servecap.ui.predict_panel import predict_panel
@@ -62,7 +62,13 @@ def _run_header(run: Run) -> None:
 
 
 def show_capacity(run: Run, slo: SLO) -> None:
-    """C_max and users for this run under the sidebar's SLOs (recomputed on every change)."""
+    """C_max and users for this run under the sidebar's SLOs (recomputed on every change),
+    after the `servecap capacity` answer the run belongs to, if any."""
+    sentence = capacity_sentence(run)
+    if sentence is not None:
+        st.markdown(f"**{plain(sentence)}**")
+        st.caption("servecap capacity's answer (its probes' early-stopped verdicts, at its "
+                   "SLOs); below, this run judged under the sidebar's SLOs.")
     report = plan_runs([run], slo)
     capacity = report.runs[0]
     if capacity.c_max is None and capacity.top_level is None and capacity.verification:

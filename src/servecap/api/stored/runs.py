@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from servecap.core.errors import ServecapError
+from servecap.storage.capacity_answer import answer_for
 from servecap.storage.run_dir import Run, find_run_dirs
 from servecap.storage.runs import load_run, load_runs, run_to_json, status_text
 
@@ -67,3 +68,9 @@ def _runs_below(folder: Path, depth: int) -> list[Path]:
         if child.is_dir() and not child.is_symlink() and child not in found:
             found += _runs_below(child, depth - 1)
     return found
+
+
+def capacity_sentence(run: Run) -> str | None:
+    """The one-sentence answer of the `servecap capacity` run `run` belongs to, if any."""
+    answer = answer_for(Path(run.path))
+    return answer.sentence() if answer is not None else None
