@@ -33,9 +33,7 @@ import numpy as np
 
 from servecap.api.predict.predict_beside import served_workload
 from servecap.core.summary import LevelSummary
-from servecap.sim.profiles import Profile, load_profile_file
-from servecap.sim.sweep import Request
-from servecap.sim.users_sweep import users_level
+from servecap.sim import Profile, Request, load_profile_file, users_level
 from tests.engines import procs
 from tests.engines.sweep import LLAMA_EXTRA_BODY, read_json, servecap
 

@@ -17,8 +17,7 @@ from servecap.api.run.run_config import RunConfig
 from servecap.cli.main import app as cli_app
 from servecap.core.config import ClientOptions
 from servecap.kinds.sessions import SessionsLoad
-from servecap.sim.profiles import builtin_profile
-from servecap.sim.runner import start_server_in_thread
+from servecap.sim import builtin_profile, start_server_in_thread
 from servecap.storage.runs import load_run
 from servecap.workload.source import builtin_source
 from tests.servers.app_thread import AppThread

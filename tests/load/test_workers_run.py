@@ -22,7 +22,7 @@ from servecap.api.run.run import Secrets, run_benchmark, run_benchmark_async
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
 from servecap.kinds.open_loop import OpenLoad, level_offsets_ns
-from servecap.sim.runner import start_server_process
+from servecap.sim import start_server_process
 from servecap.storage.runs import load_run
 from tests.interrupt.proc import load_rows, requests_file, start_run, wait_for_rows
 from tests.servers.app_thread import AppThread

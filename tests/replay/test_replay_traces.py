@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from servecap.sim.runner import start_server_process
+from servecap.sim import start_server_process
 from servecap.workload.prefix_cache import trace_hit_rate
 from servecap.workload.traces import read_trace
 from tests.sim.machine_slack import sim_metrics

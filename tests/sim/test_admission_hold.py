@@ -6,14 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from servecap.sim.emissions import Emission
-from servecap.sim.model import StepEngine
-from servecap.sim.params import ModelParams
+from servecap.sim.model.emissions import Emission
+from servecap.sim.model.params import ModelParams
+from servecap.sim.model.step_engine import StepEngine
 from tests.sim.test_model import SIMPLE, _first_token_wait, times_of
 
 
 def test_admission_hold_is_memoryless_with_the_interval_as_mean() -> None:
-    p = SIMPLE.model_copy(update={"frontend_ms": 0.0, "admit_interval_ms": 200.0})
+    p = SIMPLE.model_copy(update={"frontend_ms": 0.0, "admission": "hold_ms",
+                                   "admit_interval_ms": 200.0})
     waits = np.array([_first_token_wait(p, seed, arrive=0.5) for seed in range(300)])
     assert np.mean(waits) == pytest.approx(0.2 + 0.02, rel=0.15)
     # exponential, not a fixed gate: about a third of the waits exceed the mean hold
@@ -25,7 +26,8 @@ def test_admission_hold_in_steps_scales_with_the_step_time() -> None:
     means = []
     for step_ms in (10.0, 20.0):
         p = SIMPLE.model_copy(update={"frontend_ms": 0.0, "step_base_ms": step_ms,
-                                      "admit_hold_steps": 5.0, "admit_interval_ms": 999.0})
+                                      "admit_hold_steps": 5.0, "admit_interval_ms": 999.0,
+                                      "admission": "hold_steps"})
         means.append(np.mean([_first_token_wait(p, seed, arrive=0.5) for seed in range(300)]))
     assert means[0] == pytest.approx(0.05 + 0.02, rel=0.15)
     assert means[1] == pytest.approx(0.10 + 0.04, rel=0.15)
@@ -54,7 +56,7 @@ def _wait_beside(params: ModelParams, seed: int, running: int, ahead: int = 0) -
 
 
 KNEE = SIMPLE.model_copy(update={"frontend_ms": 0.0, "admit_hold_steps": 20.0,
-                                 "admit_hold_knee": 4.0})  # fmt: skip
+                                 "admit_hold_knee": 4.0, "admission": "hold_knee"})  # fmt: skip
 
 
 def test_knee_hold_grows_with_the_running_batch_up_to_the_knee() -> None:
@@ -110,7 +112,8 @@ def test_knee_hold_counts_decode_steps_not_a_prefill_step() -> None:
 
 def test_gather_window_lets_late_stragglers_join_without_a_hold() -> None:
     p = SIMPLE.model_copy(
-        update={"frontend_ms": 0.0, "admit_interval_ms": 1000.0, "gather_ms": 25.0}
+        update={"frontend_ms": 0.0, "admission": "hold_ms", "admit_interval_ms": 1000.0,
+                "gather_ms": 25.0}
     )
     assert _first_token_wait(p, 0, arrive=0.015) < 0.1  # joins the batch just started
     assert np.mean([_first_token_wait(p, s, arrive=0.5) for s in range(20)]) > 0.3

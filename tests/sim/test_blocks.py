@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from servecap.sim.blocks import block_hashes
-from servecap.sim.openai import parse_request
+from servecap.sim.model.blocks import block_hashes
+from servecap.sim.server.openai import parse_request
 
 B = 16  # tokens a block: 64 characters
 

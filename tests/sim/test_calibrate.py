@@ -9,9 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from servecap.sim.calibrate import fit, write_profile
-from servecap.sim.calibrate import main as calibrate_main
-from servecap.sim.fitting import (
+from servecap.sim.calibration.bases import (
+    GENERIC_FREE,
+    LLAMA_CPP_FREE,
+    generic_base,
+    llama_cpp_base,
+)
+from servecap.sim.calibration.calibrate import fit, write_profile
+from servecap.sim.calibration.fitting import (
     SloGuard,
     fit_params,
     loss,
@@ -19,11 +24,10 @@ from servecap.sim.fitting import (
     pattern_search,
     side_penalty,
 )
-from servecap.sim.measured_levels import CalibrationInputError, read_levels
-from servecap.sim.params import ModelParams
+from servecap.sim.calibration.measured_levels import CalibrationInputError, read_levels
+from servecap.sim.model.params import ModelParams
+from servecap.sim.model.sweep import closed_loop_sweep, fit_errors, sweep_like
 from servecap.sim.profiles import Profile, load_profile_file
-from servecap.sim.seed_bases import GENERIC_FREE, LLAMA_CPP_FREE, generic_base, llama_cpp_base
-from servecap.sim.sweep import closed_loop_sweep, fit_errors, sweep_like
 from tests.seed_data import SEED_CSV
 
 
@@ -97,7 +101,7 @@ def test_fit_returns_a_profile_with_its_errors(tmp_path: Path) -> None:
     assert text.startswith("# servecap simulator profile: fitted")
     assert "servecap sim calibrate x.json" in text
     assert load_profile_file(out) == prof
-    assert tomllib.loads(text)["params"]["step_base_ms"] == pytest.approx(9.0, rel=0.05)
+    assert tomllib.loads(text)["params"]["batching"]["step_base_ms"] == pytest.approx(9.0, rel=0.05)
 
 
 def test_fit_errors_counts_cells() -> None:
@@ -224,47 +228,6 @@ def test_a_run_s_lengths_are_read_and_said_in_the_profile(tmp_path: Path) -> Non
     assert prof.calibration["sweep"] == "closed loop, 10 rounds, 512 input / 32 output tokens"
     assert prof.params.prefill_ms_per_token == pytest.approx(0.3, rel=0.15)
     assert str(prof.calibration["holdout_split"]) == "fit on c=1,4; predicted c=2 (512/32)"
-
-
-@pytest.mark.parametrize(("args", "needle"), [
-    (["--seed-csv", "{tmp}/none.csv", "--out-dir", "{tmp}/p"], "none.csv: no such file"),
-    (["--seed-csv", "{seed}", "--out-dir", "{tmp}/a-file/p"], "cannot write profiles to"),
-    (["--seed-csv", "{seed}", "--out-dir", "{tmp}/p", "--only", "vllm-dirct"],
-     "--only vllm-dirct: not a seed deployment"),
-    (["--seed-csv", "{seed}", "--out-dir", "{tmp}/p", "--slo-margin", "5"],
-     "--slo-margin 5.0: not in [0, 1)"),
-])  # fmt: skip
-def test_seed_refit_refuses_bad_input_before_fitting(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], needle: str
-) -> None:
-    """The seed refit runs for many minutes: bad input must fail at once, in one line (it
-    used to fit for eleven minutes and then die on a missing --out-dir)."""
-    (tmp_path / "a-file").write_text("")
-    argv = [a.format(tmp=tmp_path, seed=SEED_CSV) for a in args]
-    with pytest.raises(SystemExit) as exit_info:
-        calibrate_main(argv)
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err
-    assert needle in err and len(err.strip().splitlines()) == 1, err
-    assert not (tmp_path / "p").exists()
-
-
-def test_seed_refit_makes_its_output_folders(tmp_path: Path) -> None:
-    out = tmp_path / "new" / "profiles"
-    argv = ["--seed-csv", str(SEED_CSV), "--out-dir", str(out), "--only", "sglang-direct",
-            "--evals", "1", "--rounds", "1"]  # fmt: skip
-    assert calibrate_main(argv) == 0
-    assert (out / "sglang-direct.toml").is_file()
-    assert (tmp_path / "new" / "holdout_fits" / "sglang-direct.toml").is_file()
-    assert "--slo-margin" not in (out / "sglang-direct.toml").read_text()  # the default
-
-
-def test_the_seed_refit_s_margin_is_in_its_header(tmp_path: Path) -> None:
-    argv = ["--seed-csv", str(SEED_CSV), "--out-dir", str(tmp_path), "--only", "sglang-direct",
-            "--evals", "1", "--rounds", "1", "--slo-margin", "0.025"]  # fmt: skip
-    assert calibrate_main(argv) == 0
-    header = (tmp_path / "sglang-direct.toml").read_text().splitlines()[1]
-    assert header.endswith("--only sglang-direct --evals 1 --rounds 1 --slo-margin 0.025")
 
 
 def test_the_margin_decides_which_side_of_the_objective_a_p90_is_on() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from servecap.sim.chunks import ChunkMaker
-from servecap.sim.openai import SimRequest, count_tokens, sse
+from servecap.sim.server.chunks import ChunkMaker
+from servecap.sim.server.openai import SimRequest, count_tokens, sse
 
 
 @pytest.mark.parametrize("chat", [True, False])

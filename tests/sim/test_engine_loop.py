@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from servecap.sim.emissions import Emission, StepEmissions
-from servecap.sim.engine_loop import EngineLoop, Lateness
-from servecap.sim.engines import make_engine
-from servecap.sim.model import Engine
+from servecap.sim.model.emissions import Emission, StepEmissions
+from servecap.sim.model.engines import make_engine
+from servecap.sim.model.step_engine import Engine
 from servecap.sim.profiles import builtin_profile
+from servecap.sim.server.engine_loop import EngineLoop, Lateness
 
 
 class _Batch:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from servecap.sim.calibrate import fit
-from servecap.sim.holdout import (
+from servecap.sim.calibration.calibrate import fit
+from servecap.sim.calibration.holdout import (
     describe_split,
     error_table,
     holdout,
     per_metric,
     split_levels,
 )
-from servecap.sim.params import ModelParams
+from servecap.sim.model.params import ModelParams
+from servecap.sim.model.sweep import closed_loop_sweep
 from servecap.sim.profiles import Profile
-from servecap.sim.sweep import closed_loop_sweep
 
 
 @pytest.mark.parametrize(

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 import h11
 import pytest
 
-from servecap.sim.http11 import MAX_BODY_BYTES, HttpRequest, Responder, start_http_server
 from servecap.sim.profiles import builtin_profile
-from servecap.sim.runner import SimServerHandle, start_server_in_thread
-from servecap.sim.wire import Wire, WriteBatch
+from servecap.sim.server.http11 import MAX_BODY_BYTES, HttpRequest, Responder, start_http_server
+from servecap.sim.server.runner import SimServerHandle, start_server_in_thread
+from servecap.sim.server.wire import Wire, WriteBatch
 
 
 @pytest.fixture(scope="module")

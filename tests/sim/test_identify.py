@@ -1,7 +1,7 @@
 """Loose parameters: what the measured levels cannot pin down, and the level that would.
 
 sglang-spec's eager speculation (above 8 sequences with speculation on) is met at c = 16 and
-32 only; fitted on c = 1, 8 and 64 (its held-out fit), its cost is a guess. Seeded sweeps in
+32 only; levels c = 1, 8 and 64 leave its cost loose. Seeded sweeps in
 virtual time: no clock.
 """
 
@@ -16,15 +16,13 @@ from typer.testing import CliRunner
 from servecap.api.predict.predict import error_label, predict
 from servecap.core.config import SLO
 from servecap.report.simulated import simulated_label
-from servecap.sim import calibrate
+from servecap.sim.calibration import calibrate
+from servecap.sim.calibration.identify import between_levels, levels_to_measure, loose_parameters
+from servecap.sim.calibration.measured_levels import read_levels
 from servecap.sim.cli import sim_app
-from servecap.sim.identify import between_levels, levels_to_measure, loose_parameters
-from servecap.sim.measured_levels import read_levels
 from servecap.sim.profiles import load_profile, load_profile_file
 from tests.seed_data import SEED_CSV
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "servecap"
-HELD_OUT_FIT = SRC / "sim" / "holdout_fits" / "sglang-spec.toml"
 EAGER = ["spec_eager_step_ms"]
 
 
@@ -47,8 +45,8 @@ def test_between_levels_is_the_doubling_grid_inside_the_measured_range() -> None
 def test_levels_that_never_enter_a_regime_leave_its_parameters_loose(
     seed_rows: list[dict[str, float]],
 ) -> None:
-    held = load_profile_file(HELD_OUT_FIT).params
-    loose = loose_parameters(held, [*EAGER, "step_base_ms"], _at(seed_rows, {1, 8, 64}))
+    params = load_profile("sglang-spec").params
+    loose = loose_parameters(params, [*EAGER, "step_base_ms"], _at(seed_rows, {1, 8, 64}))
     assert sorted(item.name for item in loose) == sorted(EAGER)  # the step's base is pinned
     assert levels_to_measure(loose) == ["c=16"]
     for item in loose:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from servecap.sim.emissions import Emission
-from servecap.sim.fixed_engine import FixedEngine
-from servecap.sim.model import (
+from servecap.sim.model.emissions import Emission
+from servecap.sim.model.fixed_engine import FixedEngine
+from servecap.sim.model.params import ModelParams
+from servecap.sim.model.step_cost import step_ms
+from servecap.sim.model.step_engine import (
     StepEngine,
     accepted_drafts,
     expected_tokens_per_step,
 )
-from servecap.sim.params import ModelParams
-from servecap.sim.step_cost import step_ms
 
 
 def run(engine: StepEngine | FixedEngine, limit: int = 100_000) -> list[tuple[float, Emission]]:
@@ -69,7 +69,7 @@ def test_decode_cost_grows_with_batch_and_context() -> None:
 def test_decode_cost_stops_growing_past_the_batch_cap() -> None:
     """``decode_batch_cap``: past it a step costs what the cap's batch does (llama.cpp on a
     CPU); 0 is no cap, and a step keeps growing."""
-    from servecap.sim.step_cost import step_ms
+    from servecap.sim.model.step_cost import step_ms
 
     capped = SIMPLE.model_copy(update={"decode_exp": 1.5, "decode_batch_cap": 4.0})
     costs = [step_ms(capped, n, 0, 0, False) for n in (1, 2, 4, 6, 8)]
@@ -126,7 +126,7 @@ def test_cancel_frees_the_reservation() -> None:
 
 
 def test_admit_ratio_gathers_new_requests() -> None:
-    p = SIMPLE.model_copy(update={"admit_ratio": 2.0})
+    p = SIMPLE.model_copy(update={"admission": "hold_ms", "admit_ratio": 2.0})
     eng = StepEngine(p)
     eng.add(0, 10, 50, 0.0)
     eng.advance(eng.next_time() or 0.0)  # 0 starts alone (nothing running)
@@ -229,37 +229,6 @@ def _first_token_wait(params: ModelParams, seed: int, arrive: float) -> float:
         ev += [(t, e) for e in eng.advance(t)]
         if added and any(e.rid == 1 for _, e in ev):
             return times_of(ev, 1)[0] - arrive
-
-
-def _lone_ttfts(params: ModelParams, seed: int, n: int = 400) -> np.ndarray:
-    """TTFTs of ``n`` requests sent one at a time to an idle engine (nothing queues)."""
-    eng = StepEngine(params, seed=seed)
-    out = []
-    for rid in range(n):
-        eng.add(rid, 100, 1, 10.0 * rid)
-        out.append(times_of(run(eng), rid)[0] - 10.0 * rid)
-    return np.array(out)
-
-
-def test_frontend_tail_delays_a_seeded_fraction_of_requests() -> None:
-    p = SIMPLE.model_copy(update={"frontend_tail_p": 0.25, "frontend_tail_ms": 300.0})
-    ttft = _lone_ttfts(p, seed=1)
-    # 20 ms frontend + 20 ms prefill step, and 300 ms more for the tail's share
-    late = ttft > 0.2
-    assert ttft[~late] == pytest.approx(0.040) and ttft[late] == pytest.approx(0.340)
-    assert 0.2 < late.mean() < 0.3
-    assert np.array_equal(_lone_ttfts(p, seed=1), ttft)  # seeded
-    assert not np.array_equal(_lone_ttfts(p, seed=2), ttft)
-
-
-def test_frontend_tail_draws_from_its_own_stream() -> None:
-    # the tail's draws leave the admission holds' (and every other) random stream alone, so
-    # profiles fitted before the tail existed sweep exactly as they did
-    hold = SIMPLE.model_copy(update={"frontend_ms": 0.0, "admit_interval_ms": 200.0})
-    tail = hold.model_copy(update={"frontend_tail_p": 1.0, "frontend_tail_ms": 0.0})
-    assert [_first_token_wait(hold, s, 0.5) for s in range(5)] == [
-        _first_token_wait(tail, s, 0.5) for s in range(5)
-    ]
 
 
 SGLANG = SIMPLE.model_copy(update={"frontend_ms": 0.0, "prefill_alone": True})

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from servecap.sim.blocks import block_hashes
-from servecap.sim.emissions import Emission
-from servecap.sim.model import StepEngine
-from servecap.sim.params import ModelParams
-from servecap.sim.prefix_cache import BlockCache, KVSpace
-from servecap.sim.sweep import closed_loop_level
+from servecap.sim.model.blocks import block_hashes
+from servecap.sim.model.emissions import Emission
+from servecap.sim.model.params import ModelParams
+from servecap.sim.model.prefix_cache import BlockCache, KVSpace
+from servecap.sim.model.step_engine import StepEngine
+from servecap.sim.model.sweep import closed_loop_level
 
 # -- BlockCache -----------------------------------------------------------------------------
 

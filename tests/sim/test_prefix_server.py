@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from servecap.sim.runner import SimProcessHandle, start_server_process
+from servecap.sim.server.runner import SimProcessHandle, start_server_process
 
 # step model, no jitter: a 17K-token prompt takes 9 chunked prefill steps (366 ms), the same
 # prompt behind a cached 16K-token prefix one step of its 1K-token tail (22.5 ms)

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from servecap.sim.blocks import block_hashes
-from servecap.sim.model import StepEngine
-from servecap.sim.params import ModelParams
+from servecap.sim.model.blocks import block_hashes
+from servecap.sim.model.params import ModelParams
+from servecap.sim.model.step_engine import StepEngine
 
 TRACE = (
     Path(__file__).resolve().parents[1] / "data" / "traces" / "mooncake-conversation-head2000.jsonl"

@@ -13,7 +13,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from servecap.sim.profiles import Profile
-from servecap.sim.runner import (
+from servecap.sim.server.runner import (
     SimProcessHandle,
     SimServerHandle,
     start_server_in_thread,

@@ -12,9 +12,9 @@ import aiohttp
 import numpy as np
 import pytest
 
+from servecap.sim.model.sweep import closed_loop_level
 from servecap.sim.profiles import load_profile
-from servecap.sim.runner import start_server_process
-from servecap.sim.sweep import closed_loop_level
+from servecap.sim.server.runner import start_server_process
 from tests.sim.machine_slack import LoopLag, first_token_lateness, mean_lateness
 
 PROMPT = "w" * 504  # with an 8-character serial: 128 prompt tokens by the ceil(chars / 4) rule

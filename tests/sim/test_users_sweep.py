@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from servecap.sim.params import ModelParams
+from servecap.sim.model.params import ModelParams
+from servecap.sim.model.sweep import closed_loop_requests
+from servecap.sim.model.users_sweep import users_level
 from servecap.sim.profiles import load_profile
-from servecap.sim.sweep import closed_loop_requests
-from servecap.sim.users_sweep import users_level
 
 
 def test_users_keep_what_littles_law_says_in_flight() -> None:

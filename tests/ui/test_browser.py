@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from servecap.sim.runner import SimServerHandle
+from servecap.sim import SimServerHandle
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "ui"

@@ -14,7 +14,7 @@ import pytest
 
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
-from servecap.sim.runner import SimServerHandle
+from servecap.sim import SimServerHandle
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from servecap.sim.runner import SimServerHandle
+from servecap.sim import SimServerHandle
 from tests.ui.conftest import wait_for
 
 pytestmark = pytest.mark.timeout(120)

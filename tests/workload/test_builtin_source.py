@@ -14,7 +14,7 @@ from pathlib import Path
 from servecap.api.run.run import run_benchmark_async
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
-from servecap.sim.runner import start_server_process
+from servecap.sim import start_server_process
 from servecap.workload.prompts import build_prompts
 from servecap.workload.source import Strided, builtin_source, for_worker
 from tests.sim.machine_slack import sim_metrics
