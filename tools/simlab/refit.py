@@ -32,7 +32,7 @@ from servecap.sim.profiles import Profile
 
 SEED_COMMAND = (
     "python tools/simlab/refit.py --seed-csv tests/data/kimi-k3-b300-appendix-a.csv "
-    "--out-dir src/servecap/sim/profiles"
+    "--out-dir src/servecap/sim/profiles --holdout-dir tools/simlab/holdout_fits"
 )
 #: the committed seed profiles were fitted with one pass (and --evals 200); their headers'
 #: command reproduces them as they are
@@ -67,10 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--slo-margin", type=float, default=SLO_MARGIN, help=margin)
     lengths = "sweep the seed tool's own prompts (seed_prompts.py), in this shuffled order"
     ap.add_argument("--seed-prompts", type=int, default=None, metavar="ORDER", help=lengths)
-    where = "where the held-out fits go (default: tools/simlab/holdout_fits)"
-    ap.add_argument("--holdout-dir", default=None, help=where)
+    where = "where the held-out fits go (the seed's: tools/simlab/holdout_fits)"
+    ap.add_argument("--holdout-dir", required=True, help=where)
     args = ap.parse_args(argv)
-    holdout_dir = Path(args.holdout_dir or Path(__file__).resolve().parent / "holdout_fits")
+    holdout_dir = Path(args.holdout_dir)
     # bad input fails here, in one line, not after minutes of fitting
     unknown = sorted(set(args.only or ()) - set(seed_bases()))
     if unknown:

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from refit import main as calibrate_main
 from seed_prompts import SEED_PROMPT_CHARS, seed_prompt_tokens
+from tests.seed_data import SEED_CSV
 
 from servecap.sim.calibration.fitting import fit_params
 from servecap.sim.model.params import ModelParams
 from servecap.sim.model.sweep import closed_loop_level, closed_loop_requests, sweep_like
-from tests.seed_data import SEED_CSV
 
 # a prompt token costs 0.3 ms on top of a 25 ms prefill step: TTFT shows a prompt's length
 PREFILL = ModelParams(frontend_ms=5.0, step_base_ms=10.0, decode_ms_per_seq=0.5,
@@ -70,7 +70,8 @@ def test_a_fit_at_the_prompts_sent_prices_a_prompt_token_right() -> None:
 def test_the_seed_refit_says_which_prompts_it_swept(tmp_path: Path) -> None:
     out = tmp_path / "profiles"
     argv = ["--seed-csv", str(SEED_CSV), "--out-dir", str(out), "--only", "sglang-direct",
-            "--evals", "1", "--rounds", "1", "--seed-prompts", "0"]  # fmt: skip
+            "--evals", "1", "--rounds", "1", "--seed-prompts", "0",
+            "--holdout-dir", str(tmp_path / "held")]  # fmt: skip
     assert calibrate_main(argv) == 0
     text = (out / "sglang-direct.toml").read_text()
     assert "--seed-prompts 0" in text.splitlines()[1]  # the command that makes it again

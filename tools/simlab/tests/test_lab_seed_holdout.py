@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.seed_data import SEED_CSV
 
 from servecap.api.predict.predict import predict
 from servecap.core.config import SLO
@@ -18,7 +19,6 @@ from servecap.sim.calibration.holdout import split_levels
 from servecap.sim.calibration.measured_levels import read_levels
 from servecap.sim.model.sweep import closed_loop_sweep, fit_errors
 from servecap.sim.profiles import load_profile, load_profile_file
-from tests.seed_data import SEED_CSV
 
 CONFIGS = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")
 HOLDOUT_FITS = Path(__file__).resolve().parents[1] / "holdout_fits"

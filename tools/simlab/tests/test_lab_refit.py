@@ -6,16 +6,19 @@ from pathlib import Path
 
 import pytest
 from refit import main as calibrate_main
-
 from tests.seed_data import SEED_CSV
 
 
 @pytest.mark.parametrize(("args", "needle"), [
-    (["--seed-csv", "{tmp}/none.csv", "--out-dir", "{tmp}/p"], "none.csv: no such file"),
-    (["--seed-csv", "{seed}", "--out-dir", "{tmp}/a-file/p"], "cannot write profiles to"),
-    (["--seed-csv", "{seed}", "--out-dir", "{tmp}/p", "--only", "vllm-dirct"],
+    (["--seed-csv", "{tmp}/none.csv", "--out-dir", "{tmp}/p", "--holdout-dir", "{tmp}/h"],
+     "none.csv: no such file"),
+    (["--seed-csv", "{seed}", "--out-dir", "{tmp}/a-file/p", "--holdout-dir", "{tmp}/h"],
+     "cannot write profiles to"),
+    (["--seed-csv", "{seed}", "--out-dir", "{tmp}/p", "--only", "vllm-dirct",
+      "--holdout-dir", "{tmp}/h"],
      "--only vllm-dirct: not a seed deployment"),
-    (["--seed-csv", "{seed}", "--out-dir", "{tmp}/p", "--slo-margin", "5"],
+    (["--seed-csv", "{seed}", "--out-dir", "{tmp}/p", "--slo-margin", "5",
+      "--holdout-dir", "{tmp}/h"],
      "--slo-margin 5.0: not in [0, 1)"),
 ])  # fmt: skip
 def test_seed_refit_refuses_bad_input_before_fitting(

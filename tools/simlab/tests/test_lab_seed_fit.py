@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from tests.seed_data import SEED_CSV
 
 from servecap.sim.calibration.measured_levels import read_levels
 from servecap.sim.model.sweep import closed_loop_sweep, fit_errors
 from servecap.sim.profiles import load_profile
-from tests.seed_data import SEED_CSV
 
 CONFIGS = ("vllm-direct", "vllm-spec", "sglang-direct", "sglang-spec")
 
