@@ -147,22 +147,30 @@ def test_routes_and_methods(sim: SimServerHandle, request_line: bytes, status: i
 
 
 def test_a_client_that_leaves_mid_stream_breaks_nothing(sim: SimServerHandle) -> None:
-    body = {"prompt": "x", "max_tokens": 4000, "stream": True}  # 4 s: still running at the check
+    body = {"prompt": "x", "max_tokens": 100_000, "stream": True}  # 100 s: running past the wait
     for _ in range(5):  # leave five streams in the middle, each on a fresh connection
         sock = _connect(sim)
         sock.sendall(_post("/v1/completions", body))
         sock.recv(4096)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
         sock.close()  # RST: later writes to it fail in the kernel
-    time.sleep(0.2)
-    with _connect(sim) as sock:  # the engine still serves, and the five are gone
+    deadline = time.monotonic() + 10
+    while (running := _running(sim)) != "0":  # the five are gone once the server notices
+        assert time.monotonic() < deadline, running
+        time.sleep(0.01)  # poll
+    with _connect(sim) as sock:  # and the engine still serves
         sock.sendall(_post("/v1/completions", {"prompt": "y", "max_tokens": 2, "stream": True}))
         [(head, _)] = _responses(sock, 1)
+    assert head.status_code == 200
+
+
+def _running(sim: SimServerHandle) -> str:
+    """The server's running-requests gauge, as /metrics writes it."""
+    with _connect(sim) as sock:
         sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: sim\r\n\r\n")
         [(_, metrics)] = _responses(sock, 1)
-    assert head.status_code == 200
-    running = [ln for ln in metrics.decode().splitlines() if ln.startswith("vllm:num_requests_run")]
-    assert running and running[0].endswith(" 0")
+    lines = metrics.decode().splitlines()
+    return next(ln for ln in lines if ln.startswith("vllm:num_requests_run")).rsplit(" ", 1)[1]
 
 
 async def test_a_handler_that_raises_gets_500_and_the_server_goes_on() -> None:
@@ -277,10 +285,10 @@ async def test_a_slow_reader_gets_every_byte_in_order() -> None:
     try:
         reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 16)
         writer.write(b"GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        await asyncio.sleep(0.2)  # the burst is written (and mostly queued) by now
+        await asyncio.sleep(0.2)  # pace: a reader that reads nothing while the burst is written
         while piece := await asyncio.wait_for(reader.read(1 << 16), 30):
             data += piece
-            await asyncio.sleep(0.002)  # 64 KiB every 2 ms: the queue outlives the 0.4 s
+            await asyncio.sleep(0.002)  # pace: 64 KiB every 2 ms, so the queue outlives 0.4 s
         writer.close()
     finally:
         server.close()
