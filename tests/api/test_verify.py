@@ -79,7 +79,7 @@ def simulator(profile: str, time_scale: float, log: Path):
             found = [ln for ln in log.read_text().splitlines() if "listening on " in ln]
             if found:
                 break
-            time.sleep(0.1)
+            time.sleep(0.1)  # poll
         else:
             raise RuntimeError("the simulator did not start")
         yield found[0].split("listening on ")[1].strip()

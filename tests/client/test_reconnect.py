@@ -69,7 +69,7 @@ class RawServer:
                 self._answer(writer)
                 await writer.drain()
                 if self.close_after_answer:
-                    await asyncio.sleep(self.close_delay_s)
+                    await asyncio.sleep(self.close_delay_s)  # pace: the close, delayed
                     return
         except (asyncio.IncompleteReadError, ConnectionError):
             pass

@@ -37,7 +37,7 @@ def chat_app(seen: list[list[dict[str, str]]], fail_every: int = 0) -> web.Appli
             return web.json_response({"error": "boom"}, status=500)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # pace: the fake server's answer time
         for piece in (f"answer-{k}", " done"):
             delta = {"choices": [{"index": 0, "delta": {"content": piece}}]}
             await response.write(b"data: " + json.dumps(delta).encode() + b"\n\n")

@@ -53,7 +53,7 @@ def counting_app(seen: list[int], tokens: int = 20, gap_s: float = 0.05) -> web.
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         for _ in range(tokens):
-            await asyncio.sleep(gap_s)
+            await asyncio.sleep(gap_s)  # pace: the fake server's token gap
             delta = {"choices": [{"index": 0, "delta": {"content": "x"}}]}
             await response.write(b"data: " + json.dumps(delta).encode() + b"\n\n")
         usage = {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": tokens}}

@@ -118,11 +118,11 @@ async def test_the_loop_times_every_first_token_it_writes() -> None:
     try:
         for _ in range(5):
             loop.submit(64, 6, lambda rid: _Sink(batch, rid))
-            await asyncio.sleep(0.002)
+            await asyncio.sleep(0.002)  # pace: requests arrive apart
         for _ in range(2000):  # bounded wait: the requests take well under a second
             if loop.requests_done == 5:
                 break
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(0.005)  # poll
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):

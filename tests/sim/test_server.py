@@ -89,7 +89,7 @@ def token_events(events: list[tuple[float, Any]]) -> list[tuple[float, dict[str,
 
 async def test_deterministic_schedule_is_a_floor(det: SimProcessHandle) -> None:
     """Every token of the 50 ms + 10 ms schedule arrives, in order, and none before its time
-    (a busy machine only delays them; how closely they keep it is bench/sim_schedule.py's)."""
+    (a busy machine only delays them; how closely they keep it is bench/client_overhead.py's)."""
     body = {**CHAT, "max_tokens": 20}
     events = await stream(f"{det.base_url}/chat/completions", body)
     toks = token_events(events)

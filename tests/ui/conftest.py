@@ -75,4 +75,4 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError("timed out waiting")
-        time.sleep(0.1)
+        time.sleep(0.1)  # poll

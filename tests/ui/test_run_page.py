@@ -47,7 +47,7 @@ def poll_until_done(at: Any, timeout: float = 60.0) -> Any:
     deadline = time.monotonic() + timeout
     while manager_job() is not None and manager_job().active:
         assert time.monotonic() < deadline, "run did not finish"
-        time.sleep(0.2)
+        time.sleep(0.2)  # poll
     return at.run()
 
 
