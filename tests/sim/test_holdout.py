@@ -9,6 +9,7 @@ from servecap.sim.calibration.holdout import (
     describe_split,
     error_table,
     holdout,
+    leave_one_out,
     per_metric,
     split_levels,
 )
@@ -96,3 +97,35 @@ def test_a_split_can_name_its_train_levels() -> None:
     unmeasured = holdout(rows, fit_fn, train_levels=[1, 4, 8, 64])
     assert unmeasured is not None and unmeasured.split == "fit on c=1,4,8; predicted c=2"
     assert holdout(rows, fit_fn, train_levels=[64]) is None
+
+
+def test_leave_one_out_predicts_each_inner_level_from_the_others() -> None:
+    """`sim calibrate`'s held-out error: one fit per level between the ends, each without it;
+    the ends stay in every fit (predicting beyond the measured range is not interpolation)."""
+    rows = closed_loop_sweep(ModelParams(step_base_ms=9.0), [1, 2, 4, 8], rounds=2)
+    seen: list[list[int]] = []
+
+    def fit_fn(train: list[dict[str, float]]) -> ModelParams:
+        seen.append([int(row["concurrency"]) for row in train])
+        return ModelParams(step_base_ms=9.0)
+
+    held = leave_one_out(rows, fit_fn)
+    assert held is not None and seen == [[1, 4, 8], [1, 2, 8]]
+    assert held.split == "leave one level out: c=2,4, each predicted by a fit on the others"
+    assert [int(row["concurrency"]) for row in held.pred] == [2, 4]
+    assert [int(row["concurrency"]) for row in held.target] == [2, 4]
+    three = closed_loop_sweep(ModelParams(step_base_ms=9.0), [1, 4, 16], rounds=2)
+    single = leave_one_out(three, fit_fn)
+    assert single is not None and single.split == "fit on c=1,16; predicted c=4"
+    assert leave_one_out(rows[:2], fit_fn) is None
+
+
+def test_calibration_reports_leave_one_out_over_the_user_s_levels() -> None:
+    truth = ModelParams(step_base_ms=9.0, decode_ms_per_seq=0.6, frontend_ms=20.0)
+    rows = closed_loop_sweep(truth, [1, 2, 4, 8], rounds=3)
+    base = Profile(name="mine", params=ModelParams(step_base_ms=4.0, decode_ms_per_seq=1.5,
+                                                   frontend_ms=20.0))  # fmt: skip
+    cal = fit(rows, base, free=["step_base_ms", "decode_ms_per_seq"], max_evals=30).calibration
+    assert cal["holdout_split"] == (
+        "leave one level out: c=2,4, each predicted by a fit on the others")
+    assert 0 <= float(cal["holdout_mape"]) < 0.05  # the truth is in the model's family

@@ -22,7 +22,7 @@ from __future__ import annotations
 import errno
 import time
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,13 @@ from servecap.sim.calibration.fitting import (
     default_free,
     fit_params,
 )
-from servecap.sim.calibration.holdout import HeldOut, error_table, holdout
+from servecap.sim.calibration.holdout import (
+    FitFn,
+    HeldOut,
+    error_table,
+    holdout,
+    leave_one_out,
+)
 from servecap.sim.calibration.identify import levels_to_measure, loose_parameters
 from servecap.sim.calibration.measured_levels import (
     CalibrationInputError,
@@ -43,6 +49,8 @@ from servecap.sim.model.sweep import sweep_like
 from servecap.sim.profiles import Profile, profile_from_dict
 from servecap.sim.profiles.tomlout import profile_to_toml
 
+#: measures a held-out error: (levels, fit, prompt lengths) -> the held-out fit, or None
+HeldOutFn = Callable[[list[dict[str, float]], FitFn, Sequence[int]], HeldOut | None]
 #: Nelder-Mead passes, each restarted from the last one's best with a smaller simplex: one
 #: pass can stall far from the optimum on this rough objective. CI's llama-server levels
 #: (c=1, 4, 8 at 128/128) fit to 32% after one pass (c=1 ITL 57% off) and 13% after three;
@@ -75,12 +83,13 @@ def fit(
     guard: SloGuard = SloGuard(),
 ) -> Profile:
     """A profile like ``base`` with its parameters fitted to ``levels`` (each at its own
-    workload), its ``[calibration]`` table holding the fit error and (``with_holdout``) the held-out
-    error of the same fit on part of the levels (see ``holdout``); ``guard``: the TTFT
-    objective the fit keeps each P90 on the measured side of."""
+    workload), its ``[calibration]`` table holding the fit error and (``with_holdout``) the
+    held-out error, each inner level predicted by a fit on the others
+    (``holdout.leave_one_out``); ``guard``: the TTFT objective the fit keeps each P90 on the
+    measured side of."""
     return fit_with_holdout(
         levels, base, free, name, source, with_holdout, max_evals=max_evals, restarts=restarts,
-        seeds=seeds, rounds=rounds, guard=guard,
+        seeds=seeds, rounds=rounds, guard=guard, held_out=leave_one_out,
     )[0]  # fmt: skip
 
 
@@ -97,10 +106,12 @@ def fit_with_holdout(
     rounds: int = 5,
     prompt_lengths: Sequence[int] = (),
     guard: SloGuard = SloGuard(),
+    held_out: HeldOutFn = holdout,
 ) -> tuple[Profile, HeldOut | None]:
     """``fit``, and the held-out fit itself (its parameters, fitted on the train levels).
     ``prompt_lengths``: the prompts the 128/128 levels really sent (see ``sweep_like``);
-    ``guard``: the loss's side penalty (``fitting.side_penalty``)."""
+    ``guard``: the loss's side penalty (``fitting.side_penalty``); ``held_out``: how the
+    held-out error is measured (one split by default, as the seed profiles were)."""
     if not levels:
         raise CalibrationInputError("nothing to fit: no levels")
     names = list(free) if free is not None else default_free(base.params)
@@ -131,7 +142,7 @@ def fit_with_holdout(
         **fit_table,
     }
     calibration.update(_loose_table(fitted, names, levels))
-    held = holdout(levels, fit_fn, prompt_lengths) if with_holdout else None
+    held = held_out(levels, fit_fn, prompt_lengths) if with_holdout else None
     if held is not None:
         calibration["holdout_split"] = held.split
         calibration.update(error_table("holdout", held.pred, held.target))

@@ -9,6 +9,10 @@ levels and predicts the rest:
 - three levels: the middle one is left out (fit on the two ends, predict the middle);
 - one or two levels: no held-out error (nothing to predict from).
 
+``leave_one_out`` (what ``servecap sim calibrate`` reports) instead predicts each level
+between the lowest and the highest from a fit on all the others, one fit per level: every
+measured level is tested, the user's own, not a split chosen for the seed's 1..64.
+
 With several workloads (a run at 128/128 and one at 512/32, say), the split is made on the
 workload with the most levels; the other workloads' levels all stay in the fit.
 
@@ -34,6 +38,7 @@ from servecap.sim.model.sweep import (
     fit_errors,
     sweep_like,
     workload_label,
+    workload_of,
 )
 
 Rows = list[dict[str, float]]
@@ -63,10 +68,16 @@ def describe_split(
     128/128 and the other workloads the fit also saw: ``"... (512/32; the fit also saw
     128/128)"``."""
     text = f"fit on c={','.join(map(str, train))}; predicted c={','.join(map(str, test))}"
+    return text + _notes(workload, others)
+
+
+def _notes(workload: Workload, others: Sequence[Workload]) -> str:
+    """`` (512/32; the fit also saw 128/128)``: the workload where it is not 128/128, and the
+    other workloads the fit saw; empty where there is nothing to say."""
     notes = [workload_label(workload)] if workload != DEFAULT_WORKLOAD or others else []
     if others:
         notes.append("the fit also saw " + ", ".join(map(workload_label, others)))
-    return f"{text} ({'; '.join(notes)})" if notes else text
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def per_metric(errs: dict[str, float]) -> dict[str, float]:
@@ -90,6 +101,18 @@ class HeldOut:
     split: str  # describe_split's text
 
 
+def _main_workload(rows: Rows) -> tuple[Workload, list[int], list[Workload]]:
+    """The workload with the most levels, its levels, and the other workloads."""
+    groups = by_workload(rows)
+    workload = max(groups, key=lambda w: len({int(r["concurrency"]) for r in groups[w]}))
+    levels = sorted({int(r["concurrency"]) for r in groups[workload]})
+    return workload, levels, [w for w in groups if w != workload]
+
+
+def _at(rows: Rows, workload: Workload, levels: Sequence[int]) -> Rows:
+    return [r for r in rows if workload_of(r) == workload and int(r["concurrency"]) in levels]
+
+
 def holdout(
     rows: Rows, fit_fn: FitFn, prompt_lengths: Sequence[int] = (),
     train_levels: Sequence[int] | None = None,
@@ -98,20 +121,42 @@ def holdout(
     128/128 rows with ``prompt_lengths`` where given, as ``sweep_like``); None when there are
     too few. ``train_levels``: fit on these instead of ``split_levels``'s (a what-if: which
     levels a user would measure)."""
-    groups = by_workload(rows)
-    workload = max(groups, key=lambda w: len({int(r["concurrency"]) for r in groups[w]}))
-    levels = sorted({int(r["concurrency"]) for r in groups[workload]})
+    workload, levels, others = _main_workload(rows)
     split = split_levels(levels) if train_levels is None else _chosen_split(levels, train_levels)
     if split is None:
         return None
     train, test = split
-    others = [w for w in groups if w != workload]
-    target = [r for r in groups[workload] if int(r["concurrency"]) in test]
+    target = _at(rows, workload, test)
     held_out = {id(r) for r in target}
     fitted_on = [r for r in rows if id(r) not in held_out]
     params = fit_fn(fitted_on)
     pred = sweep_like(params, target, 10, prompt_lengths=prompt_lengths)
     return HeldOut(params, fitted_on, target, pred, describe_split(train, test, workload, others))
+
+
+def leave_one_out(rows: Rows, fit_fn: FitFn, prompt_lengths: Sequence[int] = ()) -> HeldOut | None:
+    """Each level between the lowest and the highest of the main workload predicted by a fit
+    on all the other rows (one fit per level); None with fewer than three levels. The
+    returned ``params`` are the last of those fits."""
+    workload, levels, others = _main_workload(rows)
+    inner = levels[1:-1]
+    if not inner:
+        return None
+    pred: Rows = []
+    target: Rows = []
+    params = None
+    for level in inner:
+        left_out = _at(rows, workload, [level])
+        params = fit_fn([r for r in rows if all(r is not x for x in left_out)])
+        pred += sweep_like(params, left_out, 10, prompt_lengths=prompt_lengths)
+        target += left_out
+    assert params is not None
+    if len(inner) == 1:
+        text = describe_split([levels[0], levels[-1]], inner, workload, others)
+    else:
+        each = f"c={','.join(map(str, inner))}, each predicted by a fit on the others"
+        text = f"leave one level out: {each}{_notes(workload, others)}"
+    return HeldOut(params, rows, target, pred, text)
 
 
 def _chosen_split(levels: list[int], train_levels: Sequence[int]) -> Split | None:
@@ -135,5 +180,6 @@ def error_table(prefix: str, pred: Rows, target: Rows) -> dict[str, float]:
 
 
 __all__ = [
-    "FitFn", "HeldOut", "describe_split", "error_table", "holdout", "per_metric", "split_levels",
+    "FitFn", "HeldOut", "describe_split", "error_table", "holdout", "leave_one_out", "per_metric",
+    "split_levels",
 ]  # fmt: skip
