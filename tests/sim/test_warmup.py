@@ -3,10 +3,15 @@ default, and settable from a profile and from `servecap sim`'s options."""
 
 from __future__ import annotations
 
+import json
+import time
+import urllib.request
+from pathlib import Path
+
 import pytest
 import typer
 
-from servecap.sim import ModelParams, load_profile
+from servecap.sim import ModelParams, load_profile, start_server_process
 from servecap.sim.cli import _with_overrides
 from servecap.sim.model.fixed_engine import FixedEngine
 from servecap.sim.model.step_engine import StepEngine
@@ -14,6 +19,8 @@ from servecap.sim.model.warmup import slowdown, slows
 from servecap.sim.profiles import profile_from_dict
 
 STEADY = ModelParams(idle_window_ms=0.0, step_base_ms=10.0)
+#: the clocks' rounding: a response is never earlier than its schedule by more than this
+CLOCK_S = 0.001
 
 
 def test_off_by_default() -> None:
@@ -82,3 +89,22 @@ def test_the_cli_options_set_them_and_refuse_bad_values() -> None:
     for bad in ({"warmup_factor": 0.5}, {"drift_per_min": -1.0}, {"warmup_s": float("nan")}):
         with pytest.raises(typer.Exit):
             _with_overrides(base, None, None, bad)
+
+
+def test_a_served_profile_warms_up_over_http(tmp_path: Path) -> None:
+    """`servecap sim` serving a profile with a warm-up: its first request, at the server's
+    start, is at least the warm-up factor slower than the schedule (a floor: a busy machine
+    only adds to it)."""
+    path = tmp_path / "warm.toml"
+    path.write_text('[params]\nfixed_ttft_ms = 50.0\nfixed_itl_ms = 10.0\n'
+                    '[params.warmup_drift]\nwarmup_s = 600.0\nwarmup_factor = 3.0\n')
+    with start_server_process(str(path)) as sim:
+        body = json.dumps({"prompt": "x", "max_tokens": 1, "stream": False}).encode()
+        request = urllib.request.Request(f"{sim.base_url}/completions", data=body,
+                                         headers={"Content-Type": "application/json"})
+        sent = time.monotonic()
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.status == 200
+        waited = time.monotonic() - sent
+    # the factor falls from 3 by 2/600 a second: above 2.9 for the server's first 30 s
+    assert waited >= 0.050 * 2.9 - CLOCK_S
