@@ -9,7 +9,7 @@ import pytest
 from servecap.sim.model.emissions import Emission
 from servecap.sim.model.params import ModelParams
 from servecap.sim.model.step_engine import StepEngine
-from tests.sim.test_model import SIMPLE, _first_token_wait, times_of
+from tests.sim.model.test_model import SIMPLE, _first_token_wait, times_of
 
 
 def test_admission_hold_is_memoryless_with_the_interval_as_mean() -> None:

@@ -16,7 +16,7 @@ from servecap.sim.model.params import ModelParams
 from servecap.sim.model.step_engine import StepEngine
 
 TRACE = (
-    Path(__file__).resolve().parents[1] / "data" / "traces" / "mooncake-conversation-head2000.jsonl"
+    Path(__file__).resolve().parents[2] / "data" / "traces" / "mooncake-conversation-head2000.jsonl"
 )
 HASH_BLOCK = 512  # tokens a Mooncake hash id stands for
 WINDOW_MS = 600_000
