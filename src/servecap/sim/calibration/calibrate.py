@@ -52,10 +52,7 @@ from servecap.sim.profiles.tomlout import profile_to_toml
 #: measures a held-out error: (levels, fit, prompt lengths) -> the held-out fit, or None
 HeldOutFn = Callable[[list[dict[str, float]], FitFn, Sequence[int]], HeldOut | None]
 #: Nelder-Mead passes, each restarted from the last one's best with a smaller simplex: one
-#: pass can stall far from the optimum on this rough objective. CI's llama-server levels
-#: (c=1, 4, 8 at 128/128) fit to 32% after one pass (c=1 ITL 57% off) and 13% after three;
-#: with 11 copies moved by 6% (`bench/fit_search.py`), one pass reached 19.0% median and
-#: 31.8% worst (5 of 12 over 25%), three 13.1% and 16.2%, at twice the time (seconds here).
+#: pass can stall far from the optimum on this rough objective (bench/fit_search.py)
 RESTARTS = 3
 
 

@@ -91,17 +91,16 @@ class ModelParams(BaseModel):
     step_base_ms: float = Field(10.0, ge=0.0)
     decode_ms_per_seq: float = Field(0.0, ge=0.0)
     decode_exp: float = Field(1.0, gt=0.0, le=4.0)
-    # the batch size beyond which a decode step costs no more (0: none). llama.cpp on a CPU
-    # decodes 1-4 sequences in a time that grows with each, then 6, 8 and 16 in about the
-    # same (measured: ITL 1.7, 3.5, 7.2 ms at c=1, 2, 4; 8.9, 8.2, 8.0 at 6, 8, 16 with 8
-    # slots), which no power law follows; a GPU engine's step grows on (0 in the seed profiles)
+    # the batch size beyond which a decode step costs no more (0: none): a CPU engine
+    # (llama.cpp) saturates its cores at a few sequences, then steps them all in about the
+    # same time, which no power law follows; a GPU engine's step grows on
     decode_batch_cap: float = Field(0.0, ge=0.0)
     ctx_ms_per_ktoken: float = Field(0.0, ge=0.0)
     prefill_ms_per_token: float = Field(0.0, ge=0.0)
     prefill_step_ms: float = Field(0.0, ge=0.0)
     # chunked prefill: at most this many prompt tokens are processed in one step
     prefill_budget_tokens: int = Field(8192, ge=1)
-    # scheduling policy, set from the engine rather than fitted (see model.py):
+    # scheduling policy, set from the engine rather than fitted (see step_engine.py):
     # a step that prefills runs alone, the running requests do not decode in it (SGLang
     # without --enable-mixed-chunk); off, prefill chunks ride along in the decode batch (vLLM)
     prefill_alone: bool = False
@@ -113,10 +112,10 @@ class ModelParams(BaseModel):
     max_num_seqs: int = Field(256, ge=1)
     kv_budget_tokens: int = Field(1_000_000, ge=1)
     # automatic prefix caching (vLLM's APC, SGLang's radix cache): prompts are hashed in
-    # blocks of prefix_block_tokens tokens (4 characters a token, see sim/blocks.py); cached
+    # blocks of prefix_block_tokens tokens (4 characters a token, see blocks.py); cached
     # blocks live in the KV budget with LRU eviction and a request prefills only what the
-    # cache does not hold (see sim/prefix_cache.py). Off by default and in the seed
-    # profiles (calibrated without it); `servecap sim --prefix-caching on` turns it on. The
+    # cache does not hold (see prefix_cache.py). Off by default and in the seed profiles
+    # (calibrated without it); `servecap sim --prefix-caching on` turns it on. The
     # fixed-schedule mode ignores it.
     prefix_caching: bool = False
     prefix_block_tokens: int = Field(16, ge=1, le=4096)
@@ -132,16 +131,13 @@ class ModelParams(BaseModel):
     # scheduler that lets new requests in at step boundaries holds them for steps, not ms,
     # so the hold grows with the step time under load
     admit_hold_steps: float = Field(0.0, ge=0.0)
-    # with a knee (> 0), the hold in steps grows with the running batch up to the knee: its
-    # mean is admit_hold_steps * min(1, running / admit_hold_knee) steps of the running
-    # batch's decode (a prefill chunk in the last step does not lengthen it), and the gate
-    # (admit_ratio) is not used. vLLM-direct's seed TTFT beyond c=1's, counted in ITLs of
-    # its own level, is 3.5, 6.3, 20.7, 25.8, 23.0 and 21.6 at c = 2..64: it grows with the
-    # batch, then stays about 20-26 steps
+    # admission hold_knee: the hold in steps grows with the requests held up to the knee,
+    # then stays (a scheduler whose wait grows with its load until it saturates): its mean is
+    # admit_hold_steps * min(1, held / admit_hold_knee) steps of the running batch's decode
+    # (a prefill chunk in the last step does not lengthen it), with no gate (admit_ratio)
     admit_hold_knee: float = Field(0.0, ge=0.0)
-    # the hold's spread: a gamma of this shape (mean 1; 1 = exponential). The seed's
-    # vLLM-direct wait has a P90 of 1.3-1.6 times its mean from c=8 on; an exponential's is
-    # 2.3, a gamma(8)'s 1.47
+    # the hold's spread: a gamma of this shape (mean 1; 1 = exponential, whose P90 is 2.3
+    # times its mean; larger shapes spread less: a gamma(8)'s P90 is 1.47 times)
     admit_hold_shape: float = Field(1.0, gt=0.0, le=64.0)
     # requests that reach the scheduler within gather_ms of an idle engine starting a batch
     # join it without the hold (a closed loop's streams come back a few ms apart)
@@ -154,10 +150,7 @@ class ModelParams(BaseModel):
     verify_exp: float = Field(1.0, gt=0.0, le=4.0)
     # speculative steps with more than spec_graph_max_batch decoding sequences run without
     # captured graphs: their decode + draft + verify cost is spec_eager_step_ms, whatever the
-    # batch. Eager steps are bound by the CPU's kernel launches, the same for any batch,
-    # which hide the GPU's work: the seed's sglang-spec ITL is 61 and 67 ms at c=16 and 32,
-    # where the graph-mode cost fitted up to 8 sequences grows 3.5x from 8 to 32. Beyond 32
-    # sequences speculating, nothing was measured.
+    # batch, as eager steps are bound by the CPU's kernel launches, which hide the GPU's work
     spec_graph_max_batch: int = Field(0, ge=0)  # 0 = no limit
     spec_eager_step_ms: float = Field(0.0, ge=0.0)
     # turn speculation off for a step while the next waiting request finds no KV space or

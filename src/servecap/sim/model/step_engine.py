@@ -26,11 +26,9 @@ prefill chunks into the decode batch, the default here). With ``output_lag`` a s
 by a prefill step delivers its tokens when that prefill ends (SGLang's overlap scheduler
 with an eager prefill launch; see ``output_lag``).
 
-The hold is per request and memoryless on purpose. A gate that opened a fixed interval
-after the last admission made a request's wait a cliff in its arrival phase (ready just
-after a step boundary: a whole interval), so a client's few milliseconds of turnaround
-flipped a closed loop between lock-step cycles and the HTTP server's TTFT drifted far from
-the pure sweep's. Now a few milliseconds of turnaround move the means a little.
+The hold is per request and memoryless on purpose: a gate that opened a fixed interval after
+the last admission made a request's wait a cliff in its arrival phase, so a client's few
+milliseconds of turnaround flipped a closed loop between lock-step cycles.
 """
 
 from __future__ import annotations
