@@ -175,7 +175,7 @@ def main() -> None:
         raw_child(args.raw_child[0], int(args.raw_child[1]), int(args.raw_child[2]))
         return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from servecap.sim.runner import start_server_process
+    from servecap.sim import start_server_process
 
     cpus = sorted(os.sched_getaffinity(0))
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; clients on CPU 0, "

@@ -23,10 +23,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from servecap.sim.calibrate import RESTARTS, fit  # noqa: E402
-from servecap.sim.measured_levels import read_levels  # noqa: E402
-from servecap.sim.seed_bases import GENERIC_FREE, generic_base  # noqa: E402
-from servecap.sim.sweep import METRICS, fit_errors, sweep_like  # noqa: E402
+from servecap.sim import read_levels  # noqa: E402
+from servecap.sim.calibration.bases import GENERIC_FREE, generic_base  # noqa: E402
+from servecap.sim.calibration.calibrate import RESTARTS, fit  # noqa: E402
+from servecap.sim.model.sweep import METRICS, fit_errors, sweep_like  # noqa: E402
 
 CI_LEVELS = ROOT / "tests" / "data" / "llama-server-ci-levels.csv"
 SLOTS, KV_TOKENS = 8, 8192  # the proof's llama-server: -np 8, 1024 tokens a slot

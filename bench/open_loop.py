@@ -31,7 +31,7 @@ from servecap.core.config import ClientOptions
 from servecap.core.summary import LevelSummary
 from servecap.kinds.open_loop import OpenLoad
 from servecap.load.event_loop import loop_factory
-from servecap.sim.runner import start_server_process
+from servecap.sim import start_server_process
 
 
 def pin(cpu: int, pid: int = 0) -> None:

@@ -48,7 +48,7 @@ from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
 from servecap.load.shares import STREAMS_PER_WORKER
 from servecap.load.workers import usable_cores
-from servecap.sim.runner import start_server_process
+from servecap.sim import start_server_process
 
 
 def client_pids() -> list[int]:

@@ -30,7 +30,7 @@ from servecap.api.run.run import run_benchmark_async  # noqa: E402
 from servecap.api.run.run_config import RunConfig  # noqa: E402
 from servecap.client.metrics_scrape import scrape_once  # noqa: E402
 from servecap.core.config import ClientOptions  # noqa: E402
-from servecap.sim.runner import start_server_process  # noqa: E402
+from servecap.sim import start_server_process  # noqa: E402
 from servecap.storage.server_metrics_file import ScrapeWriter  # noqa: E402
 
 C = 256

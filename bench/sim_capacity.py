@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import uvloop
 
-from servecap.sim.runner import start_server_process
+from servecap.sim import start_server_process
 
 TICK = os.sysconf("SC_CLK_TCK")
 

@@ -31,7 +31,7 @@ from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.kinds.closed import ClosedLevel
 from servecap.kinds.io import LevelIO
-from servecap.sim.runner import start_server_process
+from servecap.sim import start_server_process
 from servecap.storage.run_dir import RecordWriter
 from servecap.workload.source import builtin_source
 

@@ -23,7 +23,7 @@ from servecap.api.predict.verify import VerifyOptions, summary_line, verify
 from servecap.api.run.run import Secrets, run_benchmark
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
-from servecap.sim.runner import start_server_process
+from servecap.sim import start_server_process
 from servecap.storage.runs import load_run
 
 TARGET_S = 300.0

@@ -11,9 +11,7 @@ from typer.testing import CliRunner
 from servecap.api.predict.predict import error_label, predict
 from servecap.cli.main import app
 from servecap.core.config import SLO
-from servecap.sim.params import ModelParams
-from servecap.sim.profiles import Profile, load_profile
-from servecap.sim.tomlout import profile_to_toml
+from servecap.sim import ModelParams, Profile, load_profile, profile_to_toml
 
 runner = CliRunner()
 

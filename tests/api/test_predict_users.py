@@ -11,7 +11,7 @@ from servecap.api.predict.predict import predict
 from servecap.api.predict.predict_users import check_users
 from servecap.cli.main import app
 from servecap.core.config import SLO
-from servecap.sim.profiles import load_profile
+from servecap.sim import load_profile
 
 runner = CliRunner()
 

@@ -79,7 +79,7 @@ def simulator(profile: str, time_scale: float, log: Path):
             found = [ln for ln in log.read_text().splitlines() if "listening on " in ln]
             if found:
                 break
-            time.sleep(0.1)
+            time.sleep(0.1)  # poll
         else:
             raise RuntimeError("the simulator did not start")
         yield found[0].split("listening on ")[1].strip()
@@ -104,6 +104,10 @@ def test_sweep_then_verify_search_on_the_simulator(tmp_path):
     assert result.search_status is not None and result.levels
     users = [check.users for check in result.levels]
     assert users[0] == result.predicted_users and len(users) <= 3
+    # the verified users are the most the search saw pass, and some did
+    passed = [check.users for check in result.levels if check.verdict == "pass"]
+    assert passed, [(check.users, check.verdict) for check in result.levels]
+    assert result.verified_users == max(passed)
     stored = load_run(outcome.run_dir)
     assert sorted(int(lv.key.value) for lv in stored.levels) == sorted(set(users))
     assert load_verification(outcome.run_dir) == result

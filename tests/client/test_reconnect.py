@@ -7,9 +7,9 @@ Raw servers on loopback, so each test controls exactly when the server closes.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import SimpleNamespace
@@ -48,6 +48,7 @@ class RawServer:
         self.connections = 0
         self.received = 0
         self.answered = 0
+        self.closed = threading.Semaphore(0)  # released once per connection it closed
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -68,12 +69,15 @@ class RawServer:
                 self._answer(writer)
                 await writer.drain()
                 if self.close_after_answer:
-                    await asyncio.sleep(self.close_delay_s)
+                    await asyncio.sleep(self.close_delay_s)  # pace: the close, delayed
                     return
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
             writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()  # the socket is closed: its FIN is on the wire
+            self.closed.release()
 
     def _answer(self, writer: asyncio.StreamWriter) -> None:
         self.answered += 1
@@ -127,10 +131,11 @@ async def test_connections_closed_after_each_stream_are_skipped_before_writing()
         client = StreamingClient(session, options, "m", "chat", 1)
         warm = await asyncio.gather(*[_send(client, i) for i in range(4)])
         assert [r.status for r in warm] == ["ok"] * 4  # four pooled connections
-        # The server closes 20 ms after answering. This event loop is blocked meanwhile,
-        # so aiohttp never saw the FINs and holds all four as open: only a poll of each
-        # socket tells, before anything is written.
-        time.sleep(0.2)
+        # The server closes 20 ms after answering. This event loop is blocked until it has
+        # closed all four, so aiohttp never saw the FINs and holds all four as open: only a
+        # poll of each socket tells, before anything is written.
+        for _ in range(4):
+            assert server.closed.acquire(timeout=10)
         record = await _send(client, 4)
     assert record.status == "ok", (record.reason, record.detail)
     assert record.reconnects == 4  # each stale connection skipped, none written to
@@ -190,20 +195,24 @@ async def test_a_failure_on_a_new_connection_is_final() -> None:
 
 async def test_peer_closed_polls_the_socket_not_the_event_loop() -> None:
     closed = asyncio.Event()
+    handled = asyncio.Event()
 
     async def close_at_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.close()
+        await writer.wait_closed()  # the socket is closed: its FIN is on the wire
         closed.set()
+        handled.set()
 
     async def keep_open(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        handled.set()
         await closed.wait()  # open until the test ends
 
     for handler, expected in ((close_at_once, True), (keep_open, False)):
         listener = await asyncio.start_server(handler, "127.0.0.1", 0)
         port = listener.sockets[0].getsockname()[1]
+        handled.clear()
         _, writer = await asyncio.open_connection("127.0.0.1", port)
-        await asyncio.sleep(0.05)  # the server side ran (and closed, or not)
-        time.sleep(0.05)
+        await asyncio.wait_for(handled.wait(), 10)  # the server side ran (and closed, or not)
         held = SimpleNamespace(transport=writer.transport)  # as aiohttp's pooled protocol
         assert peer_closed(held) is expected
         writer.close()

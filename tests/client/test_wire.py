@@ -169,7 +169,7 @@ async def test_stamps_sit_at_the_wire(tmp_path: Path) -> None:
     writes: list[int] = []
 
     def handler(conn: socket.socket) -> None:
-        time.sleep(0.3)
+        time.sleep(0.3)  # pace: a slow TLS handshake
         marks["handshake"] = time.perf_counter_ns()
         with context.wrap_socket(conn, server_side=True) as tls:
             read_request(tls)
@@ -177,7 +177,7 @@ async def test_stamps_sit_at_the_wire(tmp_path: Path) -> None:
             tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                         b"Transfer-Encoding: chunked\r\n\r\n")
             for event in SSE.split(b"\n\n")[:-1]:
-                time.sleep(0.05)
+                time.sleep(0.05)  # pace: chunks written apart
                 writes.append(time.perf_counter_ns())
                 tls.sendall(_chunked(event + b"\n\n")[:-5])
             tls.sendall(b"0\r\n\r\n")

@@ -96,6 +96,26 @@ def test_a_twice_as_slow_target_loses_and_the_headline_says_so(comparison: Path)
     assert len(head["speedups"]) == 2 and head["speedups"][0]["estimate"] > 1
 
 
+def test_a_target_twice_as_slow_never_holds_a_tps_it_cannot_reach(tmp_path: Path) -> None:
+    """Two simulator targets a known distance apart: `a` is the deterministic schedule at half
+    speed (ITL 20 ms: at most 50 tok/s a user), `b` the same at full speed (10 ms: 100). At a
+    75 tok/s objective the headline gives `a` no capacity, whatever the machine's load (a
+    schedule is a floor), and every level's speedup says `b` is the faster."""
+    result = runner.invoke(app, [
+        "compare", "--target", "a=sim:deterministic*2", "--target", "b=sim:deterministic",
+        "--repeats", "2", "--concurrency", "1,2", "--rounds", "3", "--output-tokens", "24",
+        "--tps-slo", "75", "--seed", "5", "--out", str(tmp_path),
+    ])
+    assert result.exit_code == 0, result.output
+    (path,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    (head,) = json.loads((path / "comparison.json").read_text())["headlines"]
+    assert head["slo"]["tps"] == 75
+    assert head["a"]["c_max"] is None and head["a"]["users"] is None
+    assert [s["level"] for s in head["speedups"]] == ["c=1", "c=2"]
+    assert all(s["estimate"] > 1 and s["low"] > 1 for s in head["speedups"]), head["speedups"]
+    assert "a: C_max none" in head["sentences"][1]
+
+
 def _page_data(html: str) -> dict:
     start = html.index('<script type="application/json" id="report-data">')
     body = html[html.index(">", start) + 1:html.index("</script>", start)]

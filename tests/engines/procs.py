@@ -89,7 +89,7 @@ class Engine:
                         return
             except (urllib.error.URLError, OSError):
                 pass
-            time.sleep(0.25)
+            time.sleep(0.25)  # poll
         raise TimeoutError(f"{self.name} not healthy after {timeout_s} s:\n{self.log_tail()}")
 
     def stop(self, grace_s: float = 10.0) -> None:

@@ -9,9 +9,10 @@ the load `servecap verify` sends, whose arrivals are spread in time as no closed
 beside the same users run on the profile's model (`sim.users_sweep`, what `sim predict`'s
 users check runs). Last, the calibration levels are measured once more: how far the engine
 reproduces its own numbers on this machine, a floor no prediction can beat. Between the
-groups c=1 is measured again too, so each group's floor includes how far the engine strayed
-while it ran (``Proof.drift``).
-Shared by tests/engines/test_sim_proof.py and bench/sim_holdout.py.
+groups c=1 is measured again too: how far the engine strayed while it ran (``Proof.drift``).
+Used by bench/engine_proof.py (the dated record in docs/validation/engine-proof.md),
+tests/engines/test_sim_calibrate_engine.py (that calibrate and predict work) and
+tools/simlab/sim_holdout.py.
 
 `two_workloads` (the bench's `--engine`) reuses the same measurements to show what a second
 workload in the calibration buys: the 128/128 levels plus the 512/32 run's c=1 make a second
@@ -33,9 +34,7 @@ import numpy as np
 
 from servecap.api.predict.predict_beside import served_workload
 from servecap.core.summary import LevelSummary
-from servecap.sim.profiles import Profile, load_profile_file
-from servecap.sim.sweep import Request
-from servecap.sim.users_sweep import users_level
+from servecap.sim import Profile, Request, load_profile_file, users_level
 from tests.engines import procs
 from tests.engines.sweep import LLAMA_EXTRA_BODY, read_json, servecap
 

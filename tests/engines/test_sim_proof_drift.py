@@ -3,7 +3,7 @@ bracketing c=1 probes strayed from the calibration, the repeat's other levels as
 
 from __future__ import annotations
 
-from servecap.sim.profiles import load_profile
+from servecap.sim import load_profile
 from tests.engines import sim_proof
 from tests.engines.sim_proof import Cell
 

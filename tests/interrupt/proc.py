@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.servers.fault_server import FaultServer
+
 SERVECAP = [sys.executable, "-m", "servecap.cli.main"]
 
 
@@ -39,19 +41,29 @@ def wait_for_rows(out: Path, n: int, proc: subprocess.Popen[str], limit_s: float
             return path
         if proc.poll() is not None:
             break
-        time.sleep(0.05)
+        time.sleep(0.05)  # poll
     proc.kill()
     _, err = proc.communicate(timeout=10)
     raise AssertionError(f"run never stored {n} rows: {err[-2000:]}")
 
 
+def wait_until_every_stream_is_mid_request(server: FaultServer, path: Path, streams: int,
+                                           limit_s: float = 20) -> None:
+    """Wait until the server has read ``streams`` more requests than the run has stored rows:
+    each stream then has one in flight (a signal now interrupts every one of them)."""
+    deadline = time.monotonic() + limit_s
+    while server.completions - len(path.read_bytes().splitlines()) < streams:
+        assert time.monotonic() < deadline, "the streams never all had a request in flight"
+        time.sleep(0.01)  # poll
+
+
 def signal_and_wait(proc: subprocess.Popen[str], sig: signal.Signals,
-                    limit_s: float = 15) -> tuple[int, str, str, float]:
-    """Send `sig`; return exit status, stdout, stderr and seconds until exit."""
-    t0 = time.monotonic()
+                    limit_s: float = 15) -> tuple[int, str, str]:
+    """Send `sig`; return exit status, stdout and stderr. A run that has not exited after
+    `limit_s` hangs: `subprocess.TimeoutExpired` fails the test."""
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=limit_s)
-    return proc.returncode, out, err, time.monotonic() - t0
+    return proc.returncode, out, err
 
 
 def load_rows(path: Path) -> list[dict[str, object]]:
@@ -64,4 +76,4 @@ def servecap(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 __all__ = ["SERVECAP", "load_rows", "servecap", "signal", "signal_and_wait", "start_run",
-           "wait_for_rows"]
+           "wait_for_rows", "wait_until_every_stream_is_mid_request"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,14 @@ from servecap.core.summary import LevelSummary
 from servecap.kinds.registry import kind_of
 from servecap.stats.capacity import plan_levels
 from tests.faults.runs import invoke_report
-from tests.interrupt.proc import load_rows, servecap, signal_and_wait, start_run, wait_for_rows
+from tests.interrupt.proc import (
+    load_rows,
+    servecap,
+    signal_and_wait,
+    start_run,
+    wait_for_rows,
+    wait_until_every_stream_is_mid_request,
+)
 from tests.servers.fault_server import FaultServer, FaultServerThread
 
 
@@ -72,11 +78,12 @@ def test_a_killed_run_is_incomplete_with_its_partial_level(tmp_path: Path) -> No
 @pytest.mark.slow
 def test_an_interrupted_level_is_partial_in_the_summary(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    with FaultServerThread(FaultServer(default="slow_ok")) as thread:
+    server = FaultServer(default="slow_ok")
+    with FaultServerThread(server) as thread:
         proc = start_run(thread.base_url, out)
         path = wait_for_rows(out, 4, proc)
-        time.sleep(0.15)
-        code, _, err, _ = signal_and_wait(proc, signal.SIGINT)
+        wait_until_every_stream_is_mid_request(server, path, 4)
+        code, _, err = signal_and_wait(proc, signal.SIGINT)
     assert code == 130, err
     levels = json.loads((path.parent / "summary.json").read_text())
     assert levels[0]["partial"] is True

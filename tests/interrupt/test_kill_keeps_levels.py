@@ -22,7 +22,7 @@ def test_sigkill_keeps_every_finished_level_s_summary(tmp_path: Path) -> None:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not list(out.glob("*/summary.json")):
             assert proc.poll() is None, proc.communicate(timeout=10)[1]
-            time.sleep(0.01)
+            time.sleep(0.01)  # poll
         still_running = proc.poll() is None
         proc.kill()
         proc.communicate(timeout=10)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from servecap.kinds.rate_shape import shape_offsets_ns
-from servecap.sim.runner import SimProcessHandle, start_server_process
+from servecap.sim import SimProcessHandle, start_server_process
 from tests.faults.runs import invoke, invoke_report
 from tests.faults.test_bad_input import assert_one_error
 from tests.servers.fault_server import FaultServer, FaultServerThread

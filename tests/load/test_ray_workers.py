@@ -21,7 +21,7 @@ from servecap.api.run.run import Secrets, run_benchmark
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
 from servecap.kinds.open_loop import OpenLoad, level_offsets_ns
-from servecap.sim.runner import start_server_process
+from servecap.sim import start_server_process
 from tests.interrupt.proc import load_rows
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'servecap[ray]'")

@@ -17,8 +17,7 @@ from servecap.api.run.run_config import RunConfig
 from servecap.cli.main import app as cli_app
 from servecap.core.config import ClientOptions
 from servecap.kinds.sessions import SessionsLoad
-from servecap.sim.profiles import builtin_profile
-from servecap.sim.runner import start_server_in_thread
+from servecap.sim import builtin_profile, start_server_in_thread
 from servecap.storage.runs import load_run
 from servecap.workload.source import builtin_source
 from tests.servers.app_thread import AppThread
@@ -38,7 +37,7 @@ def chat_app(seen: list[list[dict[str, str]]], fail_every: int = 0) -> web.Appli
             return web.json_response({"error": "boom"}, status=500)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # pace: the fake server's answer time
         for piece in (f"answer-{k}", " done"):
             delta = {"choices": [{"index": 0, "delta": {"content": piece}}]}
             await response.write(b"data: " + json.dumps(delta).encode() + b"\n\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from servecap.sim.runner import SimProcessHandle, start_server_process
+from servecap.sim import SimProcessHandle, start_server_process
 from servecap.storage.runs import load_run
 from tests.faults.runs import invoke, invoke_report
 from tests.faults.test_bad_input import assert_one_error

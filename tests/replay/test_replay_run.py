@@ -20,8 +20,7 @@ from servecap.core.workload_spec import WorkloadSpec
 from servecap.kinds.registry import KINDS
 from servecap.kinds.replay import ReplayLoad
 from servecap.metrics.lengths import lateness_fields, length_fields
-from servecap.sim.profiles import load_profile
-from servecap.sim.runner import start_server_in_thread
+from servecap.sim import load_profile, start_server_in_thread
 from servecap.storage.runs import load_run
 
 TRACE = """TIMESTAMP,ContextTokens,GeneratedTokens

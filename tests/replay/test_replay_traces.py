@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from servecap.sim.runner import start_server_process
+from servecap.sim import start_server_process
 from servecap.workload.prefix_cache import trace_hit_rate
 from servecap.workload.traces import read_trace
-from tests.sim.machine_slack import sim_metrics
+from tests.sim.sim_metrics import sim_metrics
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 AZURE = DATA / "azure-llm-2023-conv-head2000.csv"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import typer
 
+from servecap.sim import load_profile
 from servecap.sim.cli import _with_overrides
-from servecap.sim.profiles import load_profile
 
 
 def test_seed_profiles_serve_without_a_cache_unless_asked() -> None:

@@ -17,10 +17,7 @@ from servecap.api.stored.report import ReportOptions, build_report, write_report
 from servecap.cli.main import app
 from servecap.core.config import SLO
 from servecap.report.predicted import PredictedRun
-from servecap.sim.params import ModelParams
-from servecap.sim.profiles import Profile, load_profile
-from servecap.sim.runner import start_server_process
-from servecap.sim.tomlout import profile_to_toml
+from servecap.sim import ModelParams, Profile, load_profile, profile_to_toml, start_server_process
 from servecap.storage.runs import load_runs
 
 MEANS = ("ttft_mean_ms", "itl_mean_ms", "tps_mean", "latency_mean_s")

@@ -22,7 +22,7 @@ from tests.servers.fault_server import FaultServer, FaultServerThread, free_port
 
 
 async def _slow(request: web.Request) -> web.Response:
-    await asyncio.sleep(5)
+    await asyncio.sleep(5)  # pace: a /metrics slower than the scrape's timeout
     return web.Response(text=VLLM_V1)
 
 

@@ -18,7 +18,7 @@ import pytest
 from servecap.api.run.run import RunOutcome, run_benchmark_async
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
-from servecap.sim.runner import SimProcessHandle, start_server_process
+from servecap.sim import SimProcessHandle, start_server_process
 from servecap.storage.server_metrics_file import SERVER_METRICS_FILE, read_scrapes
 
 PROFILE = """

@@ -67,7 +67,7 @@ def test_calibrate_needs_config_for_multi_config_csv(tmp_path: Path) -> None:
 
 
 def test_calibrate_writes_a_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from servecap.sim import calibrate
+    from servecap.sim.calibration import calibrate
 
     real_fit = calibrate.fit
 
@@ -120,7 +120,7 @@ def test_calibrate_fits_several_runs_as_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two runs of other lengths make one profile; the profile says both workloads."""
-    from servecap.sim import calibrate
+    from servecap.sim.calibration import calibrate
 
     real_fit = calibrate.fit
 
@@ -159,7 +159,7 @@ def test_calibrate_refuses_an_unwritable_out_before_fitting(
 ) -> None:
     """A fit can take minutes: an --out that cannot be written fails before it, not after
     (it used to fit, then say "cannot write")."""
-    from servecap.sim import calibrate
+    from servecap.sim.calibration import calibrate
 
     def no_fit(*args: object, **kwargs: object) -> object:
         raise AssertionError("fitted before checking --out")
@@ -176,7 +176,7 @@ def test_calibrate_refuses_an_unwritable_out_before_fitting(
 
 
 def test_calibrate_makes_the_out_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from servecap.sim import calibrate
+    from servecap.sim.calibration import calibrate
 
     real_fit = calibrate.fit
 
@@ -197,7 +197,7 @@ def test_calibrate_guards_the_user_s_ttft_objective(
 ) -> None:
     """`--ttft-slo-ms`: the fit's side penalty is at the user's objective, and the profile
     says which (its `[calibration]` and the command in its header)."""
-    from servecap.sim import calibrate
+    from servecap.sim.calibration import calibrate
 
     real_fit, guards = calibrate.fit, []
 

@@ -14,8 +14,7 @@ pytest.importorskip("httptools")
 from servecap.api.run.run import Secrets, run_benchmark
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
-from servecap.sim.profiles import builtin_profile
-from servecap.sim.runner import SimServerHandle, start_server_in_thread
+from servecap.sim import SimServerHandle, builtin_profile, start_server_in_thread
 
 APP_FILE = Path(__file__).resolve().parents[2] / "src" / "servecap" / "ui" / "app.py"
 
@@ -76,4 +75,4 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError("timed out waiting")
-        time.sleep(0.1)
+        time.sleep(0.1)  # poll

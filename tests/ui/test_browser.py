@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from servecap.sim.runner import SimServerHandle
+from servecap.sim import SimServerHandle
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "ui"
@@ -51,7 +51,7 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0)
                 if response.status == 200:
                     return
         except OSError:
-            time.sleep(0.3)
+            time.sleep(0.3)  # poll
     raise AssertionError("servecap ui did not come up")
 
 
@@ -79,7 +79,7 @@ def ui_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
         deadline = time.monotonic() + 10
         while session_members(proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
+            time.sleep(0.2)  # poll
         left = session_members(proc.pid)
         if left:
             os.killpg(proc.pid, signal.SIGKILL)

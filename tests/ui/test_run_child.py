@@ -14,7 +14,7 @@ import pytest
 
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
-from servecap.sim.runner import SimServerHandle
+from servecap.sim import SimServerHandle
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -74,7 +74,7 @@ def test_the_run_stops_and_is_saved_when_its_app_goes_away(
             if stat.read().split(")")[-1].split()[0] == "Z":
                 break  # exited, not yet reaped by its new parent
         assert time.monotonic() < deadline, "the orphaned run did not stop"
-        time.sleep(0.2)
+        time.sleep(0.2)  # poll
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     info = json.loads((run_dir / "run.json").read_text())
     assert info["status"] == "incomplete" and info["pid"] == pid != os.getpid()

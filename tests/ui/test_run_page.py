@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from servecap.sim.runner import SimServerHandle
+from servecap.sim import SimServerHandle
 from tests.ui.conftest import wait_for
 
 pytestmark = pytest.mark.timeout(120)
@@ -47,7 +47,7 @@ def poll_until_done(at: Any, timeout: float = 60.0) -> Any:
     deadline = time.monotonic() + timeout
     while manager_job() is not None and manager_job().active:
         assert time.monotonic() < deadline, "run did not finish"
-        time.sleep(0.2)
+        time.sleep(0.2)  # poll
     return at.run()
 
 

@@ -48,7 +48,7 @@ def test_sigterm_to_the_ui_pid_stops_streamlit_and_frees_the_port(tmp_path: Path
         assert proc.wait(timeout=30) is not None
         deadline = time.monotonic() + 10
         while session_members(proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
+            time.sleep(0.2)  # poll
         assert session_members(proc.pid) == []
         with socket.socket() as sock:
             # free to serve on again (as a server binds: TIME_WAIT from the health checks

@@ -10,7 +10,7 @@ import pytest
 from servecap.cli.ui_cmd import streamlit_command
 from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary
-from servecap.sim.runner import SimServerHandle
+from servecap.sim import SimServerHandle
 from servecap.ui.form import RunForm, build_config, chosen_levels, deployment_notes, secrets_for
 from servecap.ui.run_manager import RunManager
 from servecap.ui.shared import parse_app_args

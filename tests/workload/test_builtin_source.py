@@ -14,10 +14,10 @@ from pathlib import Path
 from servecap.api.run.run import run_benchmark_async
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
-from servecap.sim.runner import start_server_process
+from servecap.sim import start_server_process
 from servecap.workload.prompts import build_prompts
 from servecap.workload.source import Strided, builtin_source, for_worker
-from tests.sim.machine_slack import sim_metrics
+from tests.sim.sim_metrics import sim_metrics
 
 BLOCK_CHARS = 64  # one 16-token cache block by the 4-characters rule (vLLM's block size)
 

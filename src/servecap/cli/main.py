@@ -16,7 +16,7 @@ from servecap.cli.run_flags_load import kinds
 from servecap.cli.sim_predict_cmd import predict_cmd
 from servecap.cli.ui_cmd import ui
 from servecap.cli.verify_cmd import verify_cmd
-from servecap.sim.cli import sim_app
+from servecap.sim import sim_app
 
 app = typer.Typer(
     name="servecap",

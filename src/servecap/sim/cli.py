@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
+from pydantic import ValidationError
 
+from servecap.sim.model.params import ModelParams
 from servecap.sim.profiles import Profile, ProfileError, builtin_names, load_profile
 
 sim_app = typer.Typer(
@@ -25,11 +27,16 @@ PROFILE_HELP = "Built-in profile name (see `servecap sim profiles`) or a .toml/.
 SCALE_HELP = "Run the model this many times faster than real time (stated in /version)."
 CACHE_HELP = "Prefix caching on or off (default: the profile's; the seed profiles' is off)."
 KV_HELP = "KV budget in tokens (default: the profile's); a prefix cache lives in it."
+WARMUP_HELP = "Warm-up: the server's first S seconds run slower (default: the profile's)."
+WARMUP_FACTOR_HELP = "Warm-up: how many times slower a step is at start, decaying to 1 (>= 1)."
+DRIFT_HELP = "Drift: steps grow this fraction slower per minute of uptime (0.01 = 1%/min)."
 SLOTS_HELP = "The engine's sequence slots (e.g. llama-server -np, vLLM --max-num-seqs)."
 ENGINES = ("generic", "llama.cpp")
-ENGINE_HELP = ("The base to fit from, when not --base: generic (continuous batching), or "
-               "llama.cpp (llama-server on a CPU: a decode step that stops growing past a few "
-               "sequences, slots that step together).")
+ENGINE_HELP = (
+    "The base to fit from, when not --base: generic (continuous batching), or "
+    "llama.cpp (llama-server on a CPU: a decode step that stops growing past a few "
+    "sequences, slots that step together)."
+)
 SLO_HELP = (
     "The TTFT objective (ms) you will ask C_max at (default 1000, servecap's): the fit "
     "keeps each level's P90 TTFT on the side of it that was measured."
@@ -52,9 +59,13 @@ def _profile(name_or_path: str) -> Profile:
         _fail(str(exc))
 
 
-def _with_overrides(profile: Profile, prefix_caching: str | None, kv_budget: int | None) -> Profile:
-    """The profile with `--prefix-caching` / `--kv-budget-tokens` applied."""
-    update: dict[str, object] = {}
+def _with_overrides(
+    profile: Profile, prefix_caching: str | None, kv_budget: int | None,
+    slowdown: dict[str, float | None] | None = None,
+) -> Profile:
+    """The profile with `--prefix-caching` / `--kv-budget-tokens` and the warm-up and drift
+    options (``slowdown``: parameter name -> value, None where not given) applied."""
+    update: dict[str, object] = _slowdown_update(slowdown or {})
     if prefix_caching is not None:
         if prefix_caching not in ("on", "off"):
             _fail(f"--prefix-caching must be on or off, not {prefix_caching!r}")
@@ -67,19 +78,41 @@ def _with_overrides(profile: Profile, prefix_caching: str | None, kv_budget: int
         update["kv_budget_tokens"] = kv_budget
     if not update:
         return profile
-    return profile.model_copy(update={"params": profile.params.model_copy(update=update)})
+    try:  # validated: a bad warm-up factor is refused here, not on the first request
+        params = ModelParams.model_validate({**profile.params.model_dump(), **update})
+    except ValidationError as exc:
+        _fail(exc.errors()[0]["msg"])
+    return profile.model_copy(update={"params": params})
+
+
+def _slowdown_update(slowdown: dict[str, float | None]) -> dict[str, object]:
+    """The warm-up and drift options that were given, checked."""
+    update: dict[str, object] = {}
+    for name, value in slowdown.items():
+        if value is None:
+            continue
+        if not value >= (1.0 if name == "warmup_factor" else 0.0):  # also NaN
+            flag = "--" + name.replace("_", "-")
+            _fail(f"{flag} must be >= {1 if name == 'warmup_factor' else 0}, not {value}")
+        update[name] = value
+    return update
 
 
 def _serve(
-    profile_name: str, host: str, port: int, time_scale: float,
-    prefix_caching: str | None = None, kv_budget: int | None = None,
+    profile_name: str,
+    host: str,
+    port: int,
+    time_scale: float,
+    prefix_caching: str | None = None,
+    kv_budget: int | None = None,
+    slowdown: dict[str, float | None] | None = None,
 ) -> None:
     if not 0 <= port <= 65535:
         _fail(f"--port must be 0..65535, not {port}")
     if not time_scale > 0:
         _fail(f"--time-scale must be > 0, not {time_scale}")
-    profile = _with_overrides(_profile(profile_name), prefix_caching, kv_budget)
-    from servecap.sim.runner import serve
+    profile = _with_overrides(_profile(profile_name), prefix_caching, kv_budget, slowdown)
+    from servecap.sim.server.runner import serve
 
     typer.echo(
         f"servecap sim: profile {profile.name} on http://{host}:{port}/v1 "
@@ -101,22 +134,30 @@ def main(
     time_scale: float = typer.Option(1.0, "--time-scale", help=SCALE_HELP),
     prefix_caching: str | None = typer.Option(None, "--prefix-caching", help=CACHE_HELP),
     kv_budget: int | None = typer.Option(None, "--kv-budget-tokens", help=KV_HELP),
+    warmup_s: float | None = typer.Option(None, "--warmup-s", help=WARMUP_HELP),
+    warmup_factor: float | None = typer.Option(None, "--warmup-factor", help=WARMUP_FACTOR_HELP),
+    drift_per_min: float | None = typer.Option(None, "--drift-per-min", help=DRIFT_HELP),
 ) -> None:
     """Serve the simulator when no subcommand is given."""
     if ctx.invoked_subcommand is None:
-        _serve(profile, host, port, time_scale, prefix_caching, kv_budget)
+        slowdown = {"warmup_s": warmup_s, "warmup_factor": warmup_factor,
+                    "drift_per_min": drift_per_min}  # fmt: skip
+        _serve(profile, host, port, time_scale, prefix_caching, kv_budget, slowdown)
         return
     # `sim --profile X serve` must not serve the default profile: what was set before the
     # subcommand is handed to `serve`, and refused by the others, which take none of it.
     given = _given_options(ctx)
     if given and ctx.invoked_subcommand != "serve":
-        _fail(f"{', '.join(given)}: options of serving; `servecap sim "
-              f"{ctx.invoked_subcommand}` takes none of them")
+        _fail(
+            f"{', '.join(given)}: options of serving; `servecap sim "
+            f"{ctx.invoked_subcommand}` takes none of them"
+        )
     ctx.obj = {name: ctx.params[name] for name in given.values()}
 
 
 def _given_options(ctx: typer.Context) -> dict[str, str]:
     """Flag -> parameter name of the options given on the command line (not defaults)."""
+
     def typed(name: str) -> bool:  # by name: typer vendors its own click's enum
         source = ctx.get_parameter_source(name)
         return source is not None and source.name == "COMMANDLINE"
@@ -133,14 +174,22 @@ def serve_cmd(
     time_scale: float = typer.Option(1.0, "--time-scale", help=SCALE_HELP),
     prefix_caching: str | None = typer.Option(None, "--prefix-caching", help=CACHE_HELP),
     kv_budget: int | None = typer.Option(None, "--kv-budget-tokens", help=KV_HELP),
+    warmup_s: float | None = typer.Option(None, "--warmup-s", help=WARMUP_HELP),
+    warmup_factor: float | None = typer.Option(None, "--warmup-factor", help=WARMUP_FACTOR_HELP),
+    drift_per_min: float | None = typer.Option(None, "--drift-per-min", help=DRIFT_HELP),
 ) -> None:
     """Serve a profile as an OpenAI-compatible server until Ctrl-C."""
     before: dict[str, Any] = ctx.obj or {}
     mine = set(_given_options(ctx).values())
     pick = {k: v for k, v in before.items() if k not in mine}  # after `serve` wins
-    _serve(pick.get("profile", profile), pick.get("host", host), pick.get("port", port),
-           pick.get("time_scale", time_scale), pick.get("prefix_caching", prefix_caching),
-           pick.get("kv_budget", kv_budget))
+    _serve(
+        pick.get("profile", profile),
+        pick.get("host", host),
+        pick.get("port", port),
+        pick.get("time_scale", time_scale),
+        pick.get("prefix_caching", prefix_caching),
+        pick.get("kv_budget", kv_budget),
+    )
 
 
 @sim_app.command("profiles")
@@ -164,8 +213,8 @@ def _pick_config(levels: dict[str, list[dict[str, float]]], config: str | None) 
 def _read_sources(sources: list[Path], config: str | None) -> tuple[str, list[dict[str, float]]]:
     """The first source's config name and every source's level rows. A level measured twice
     (same concurrency and workload) is refused: the fit would weigh it twice, unasked."""
-    from servecap.sim.measured_levels import CalibrationInputError, read_levels
-    from servecap.sim.sweep import workload_label, workload_of
+    from servecap.sim.calibration.measured_levels import CalibrationInputError, read_levels
+    from servecap.sim.model.sweep import workload_label, workload_of
 
     names: list[str] = []
     rows: list[dict[str, float]] = []
@@ -187,24 +236,19 @@ def _read_sources(sources: list[Path], config: str | None) -> tuple[str, list[di
 
 
 def _default_base(
-    config: str, slots: int | None, kv_budget: int | None, engine: str
+    slots: int | None, kv_budget: int | None, engine: str
 ) -> tuple[Profile, list[str] | None]:
-    """The base and the parameters to fit: the seed deployment's base for a seed config
-    (unless the deployment's limits are given), else the generic one, or llama.cpp's, with
-    the given sequence slots and KV budget."""
-    from servecap.sim.seed_bases import (
+    """The base and the parameters to fit: the generic one, or llama.cpp's, with the given
+    sequence slots and KV budget."""
+    from servecap.sim.calibration.bases import (
         GENERIC_FREE,
         LLAMA_CPP_FREE,
         generic_base,
         llama_cpp_base,
-        seed_bases,
     )
 
     if engine == "llama.cpp":
         return llama_cpp_base(slots or 8, kv_budget or 1_000_000), list(LLAMA_CPP_FREE)
-    bases = seed_bases()
-    if config in bases and slots is None and kv_budget is None:
-        return bases[config], None
     return generic_base(slots or 256, kv_budget or 1_000_000), list(GENERIC_FREE)
 
 
@@ -221,8 +265,8 @@ def calibrate_cmd(
     ttft_slo_ms: float | None = typer.Option(None, "--ttft-slo-ms", help=SLO_HELP),
 ) -> None:
     """Fit a profile's model to measured levels; report its fit and held-out error."""
-    from servecap.sim.calibrate import fit, make_writable_folder, write_profile
-    from servecap.sim.fitting import SloGuard
+    from servecap.sim.calibration.calibrate import fit, make_writable_folder, write_profile
+    from servecap.sim.calibration.fitting import SloGuard
 
     if out.suffix.lower() != ".toml" or out.is_dir():
         _fail(f"--out must be a .toml file, not {out.name!r}")
@@ -239,7 +283,7 @@ def calibrate_cmd(
     if base:
         start, free = _profile(base), None
     else:
-        start, free = _default_base(chosen, slots, kv_budget, engine)
+        start, free = _default_base(slots, kv_budget, engine)
     if start.params.fixed:
         _fail("the base profile has a fixed schedule; pick a step-model profile as --base")
     try:  # before the fit, which can take minutes

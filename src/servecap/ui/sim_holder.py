@@ -39,8 +39,7 @@ class SimHolder:
 
 def _start() -> tuple[Any, str]:
     try:
-        from servecap.sim.profiles import builtin_names
-        from servecap.sim.runner import start_server_process
+        from servecap.sim import builtin_names, start_server_process
     except ImportError as exc:  # the [sim]/[ui] extra brings httptools
         raise RuntimeError(f"the simulator needs servecap[ui] installed ({exc.name})") from exc
     names = builtin_names()

@@ -48,7 +48,7 @@ class ComparisonOutcome:
 @contextlib.contextmanager
 def servers(targets: list[Target], time_scale: float = 1.0) -> Iterator[dict[str, str]]:
     """The base URL of every target, starting the simulator targets as processes."""
-    from servecap.sim.runner import start_server_process
+    from servecap.sim import start_server_process
 
     with contextlib.ExitStack() as stack:
         urls: dict[str, str] = {}

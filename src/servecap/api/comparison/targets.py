@@ -61,7 +61,7 @@ def parse_target(text: str) -> Target:
 
 
 def _check_profile(text: str, profile: str) -> None:
-    from servecap.sim.profiles import ProfileError, load_profile
+    from servecap.sim import ProfileError, load_profile
 
     try:
         load_profile(profile)

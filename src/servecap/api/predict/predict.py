@@ -22,10 +22,15 @@ from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary
 from servecap.kinds.registry import kind_of
-from servecap.sim.calibrate import guarded_ttft_ms
-from servecap.sim.measured_levels import calibrated_workloads
-from servecap.sim.profiles import Profile, ProfileError, load_profile
-from servecap.sim.sweep import Request, closed_loop_requests
+from servecap.sim import (
+    Profile,
+    ProfileError,
+    Request,
+    calibrated_workloads,
+    closed_loop_requests,
+    guarded_ttft_ms,
+    load_profile,
+)
 from servecap.stats.capacity import CapacityPlan, plan_levels
 from servecap.stats.draws import chance_levels, describe_chance, describe_draws, is_stable
 from servecap.stats.percentiles import describe

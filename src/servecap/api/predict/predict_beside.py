@@ -21,8 +21,7 @@ from servecap.core.users_check import UsersCheck
 from servecap.kinds.registry import kind_of
 from servecap.report.model import ReportModel, RunMeta
 from servecap.report.predicted import COMPARED, PredictedCapacity, PredictedRun
-from servecap.sim.profiles import Profile, builtin_names, load_profile
-from servecap.sim.sweep import DEFAULT_WORKLOAD
+from servecap.sim import DEFAULT_WORKLOAD, Profile, builtin_names, load_profile
 from servecap.stats.capacity import CapacityPlan, plan_levels
 from servecap.stats.draws import chance_levels
 

@@ -18,8 +18,7 @@ import random
 from servecap.api.predict.verify import warmup_s
 from servecap.core.config import SLO
 from servecap.core.users_check import UsersCheck
-from servecap.sim.params import ModelParams
-from servecap.sim.users_sweep import UsersLevel, users_level
+from servecap.sim import ModelParams, UsersLevel, users_level
 from servecap.stats.percentiles import describe
 from servecap.stats.search import drive, users_search
 from servecap.workload.think_time import parse_think_time

@@ -9,7 +9,7 @@ from servecap.report import ReportModel, ReportOptions, ReportPaths
 from servecap.report import build_model as _build_model
 from servecap.report import write_report as _write_report
 from servecap.report.comparison import ComparisonSection
-from servecap.sim.profiles import Profile
+from servecap.sim import Profile
 from servecap.storage.runs import Run
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from servecap.sim.params import ModelParams
+from servecap.sim.model.params import ModelParams
 
 
 class ProfileError(ValueError):
