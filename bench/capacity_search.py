@@ -26,7 +26,7 @@ from servecap.api.capacity.demo import SEED_P90_CMAX
 from servecap.api.run.run import run_benchmark
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
-from servecap.sim.runner import start_server_process
+from servecap.sim import start_server_process
 from servecap.storage.capacity_answer import CapacityAnswer, grid_equivalent
 
 GRID_REQUESTS = 1270

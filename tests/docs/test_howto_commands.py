@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from servecap.sim.profiles import builtin_profile
-from servecap.sim.runner import SimServerHandle, start_server_in_thread
+from servecap.sim import SimServerHandle, start_server_in_thread
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
