@@ -65,14 +65,15 @@ def test_bad_think_time_and_tolerance_exit_2(tmp_path):
 
 
 @contextmanager
-def simulator(profile: str, time_scale: float, log: Path):
+def simulator(profile: str, time_scale: float, log: Path, extra: list[str] | None = None):
     """The simulator in its own process (in a thread it would share the client's GIL and
     make the client lag), on 127.0.0.1 with a free port; yields its base URL. Its output
     goes to a file: a pipe nobody reads would fill and stall it."""
     with log.open("w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "servecap.sim", "serve", "--profile", profile, "--port",
-             "0", "--time-scale", str(time_scale)], stdout=out, stderr=subprocess.STDOUT,
+             "0", "--time-scale", str(time_scale), *(extra or [])], stdout=out,
+            stderr=subprocess.STDOUT,
         )
     try:
         for _ in range(200):  # 20 s at most

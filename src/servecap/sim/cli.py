@@ -189,6 +189,9 @@ def serve_cmd(
         pick.get("time_scale", time_scale),
         pick.get("prefix_caching", prefix_caching),
         pick.get("kv_budget", kv_budget),
+        {"warmup_s": pick.get("warmup_s", warmup_s),
+         "warmup_factor": pick.get("warmup_factor", warmup_factor),
+         "drift_per_min": pick.get("drift_per_min", drift_per_min)},
     )
 
 

@@ -25,7 +25,7 @@ from servecap.core.records import RequestRecord
 from servecap.core.request_metrics import request_metrics
 from servecap.kinds.window import NS_PER_S, Window
 from servecap.stats.early_verdict import Judged, Threshold, combine, judge
-from servecap.stats.steady_state import drifts, mser_crop
+from servecap.stats.steady_state import MIN_DRIFT_N, drifts, mser_crop
 from servecap.stats.verdict import Verdict
 
 PASS_LOOKS = 3
@@ -128,13 +128,15 @@ class ProbeRule:
 
     def _judge(self, complete: list[RequestRecord], at_pass: bool, last: bool) -> None:
         sample, cropped = _sample(complete)
-        steady = not drifts(sample.ttft_ms)
+        # fewer kept draws cannot tell a steady level from a drifting one: no verdict yet
+        known = len(sample.ttft_ms) >= MIN_DRIFT_N
+        steady = known and not drifts(sample.ttft_ms)
         alpha = self._alpha_pass if at_pass else self._alpha_fail
         judged = [judge(values, threshold, alpha) for threshold, values in self._metrics(sample)]
         verdict = combine(judged)
         self._window = Window(warmup_s=(sample.kept_from_ns - sample.first_ns) / NS_PER_S)
         outcome = ProbeOutcome(verdict.value, len(sample.ttft_ms), cropped, judged)
-        if not steady:
+        if known and not steady:
             outcome.verdict = NO_STEADY_STATE
             outcome.reason = "TTFT still shifts after the warm-up crop"
         self.outcome = outcome
