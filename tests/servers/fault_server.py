@@ -315,6 +315,7 @@ class FaultServer:
     models: list[str] = field(default_factory=lambda: [MODEL])
     version: dict[str, Any] | None = None  # served at /version when set
     echo_info: bool = False  # /version and /v1/models echo the request's headers
+    echo_metrics: bool = False  # /metrics labels echo the request's headers (a gateway's)
     redirect_to: str = ""  # the origin `redirect_307` sends clients to
     completions: int = 0
     seen_headers: list[dict[str, str]] = field(default_factory=list)
@@ -347,8 +348,18 @@ class FaultServer:
                 raise web.HTTPNotFound()
             return web.json_response(self.version)
 
+        async def metrics(request: web.Request) -> web.Response:
+            if not self.echo_metrics:
+                raise web.HTTPNotFound()
+            labels = ",".join(f'h{i}="{v}"' for i, v in enumerate(request.headers.values())
+                              if '"' not in v and "\\" not in v)
+            text = (f"vllm:num_requests_running{{{labels}}} 1\n"
+                    f"vllm:num_requests_waiting{{path=\"{request.path_qs}\"}} 0\n")
+            return web.Response(text=text, content_type="text/plain")
+
         app = web.Application()
         app[REDIRECT_TO] = self.redirect_to
+        app.router.add_get("/metrics", metrics)
         app.router.add_get("/v1/models", models)
         app.router.add_get("/version", version)
         app.router.add_post("/v1/chat/completions", completions)

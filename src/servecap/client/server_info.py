@@ -11,9 +11,9 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 
 from servecap.client.failures import describe_exception, reason_for_exception
-from servecap.core.config import ClientOptions, strip_credentials, v1_hint
+from servecap.core.config import ClientOptions, v1_hint
 from servecap.core.errors import UserInputError
-from servecap.core.urls import hide_userinfo
+from servecap.core.urls import hide_userinfo, public_url
 
 # Endpoints engines use to describe themselves: vLLM, SGLang, llama.cpp, Ollama, the simulator.
 INFO_PATHS: tuple[str, ...] = ("/version", "/get_server_info", "/props", "/api/version")
@@ -30,7 +30,7 @@ def server_root(base_url: str) -> str:
 async def list_models(session: aiohttp.ClientSession, options: ClientOptions) -> list[str]:
     """Model ids from `GET /models`; an unreachable server is a user error (exit 2)."""
     url = options.base_url + "/models"
-    shown = strip_credentials(url)
+    shown = public_url(url)
     timeout = aiohttp.ClientTimeout(total=min(30.0, options.timeout_s))
     try:
         async with session.get(url, timeout=timeout, allow_redirects=False) as response:

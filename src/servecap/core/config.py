@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from servecap.core.errors import UserInputError
-from servecap.core.urls import hide_userinfo, strip_credentials
+from servecap.core.urls import hide_userinfo, public_url
 
 Endpoint = Literal["chat", "completions"]
 Statistic = Literal["p90", "mean"]
@@ -27,7 +27,7 @@ def v1_hint(base_url: str, status: int) -> str:
     path = urlsplit(base_url).path.rstrip("/")
     if status != 404 or path.endswith("/v1"):
         return ""
-    return f" (did you mean {strip_credentials(base_url.rstrip('/'))}/v1?)"
+    return f" (did you mean {public_url(base_url.rstrip('/'))}/v1?)"
 
 
 def validate_base_url(url: str) -> str:

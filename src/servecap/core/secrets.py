@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from servecap.core.config import ClientOptions
 from servecap.core.errors import UserInputError
-from servecap.core.urls import strip_credentials
+from servecap.core.urls import secret_query_values, strip_credentials
 
 API_KEY_FALLBACK_ENV = "SERVECAP_API_KEY"
 MASK = "***"
@@ -100,7 +100,11 @@ def split_url_credentials(
 ) -> tuple[ClientOptions, Secrets]:
     """`http://user:pass@host/v1`: the password becomes a Basic Authorization header and the
     URL every request (and every error message) uses is bare. An API key as well is refused:
-    both would set Authorization."""
+    both would set Authorization. A key in the query (`?api-key=...`) stays in the URL
+    requests use and joins the values `redact` masks (stored URLs show it as `***`)."""
+    in_query = secret_query_values(client.base_url)
+    if in_query:
+        secrets = Secrets(secrets.api_key, secrets.headers, [*secrets.also_redact, *in_query])
     parts = urlsplit(client.base_url)
     if parts.username is None and parts.password is None:
         return client, secrets

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import io
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,17 +28,18 @@ from servecap.core.summary import LevelSummary, summary_columns
 from servecap.core.validation import first_problem
 from servecap.kinds.registry import kind_of
 from servecap.storage.safe_files import (
+    DIR_MODE,
     neutralise_cell,
+    open_append,
     read_text_file,
     safe_name,
+    write_atomic,
 )
 
 RUN_FILE = "run.json"
 REQUESTS_FILE = "requests.jsonl"
 SUMMARY_JSON = "summary.json"
 SUMMARY_CSV = "summary.csv"
-FILE_MODE = 0o644
-DIR_MODE = 0o755
 
 
 @dataclass
@@ -70,42 +71,30 @@ def new_run_dir(out_dir: Path, name: str) -> Path:
         for suffix in ("", *(f"-{i}" for i in range(1, 1000))):
             candidate = out_dir / f"{base}{suffix}"
             try:
-                candidate.mkdir(mode=DIR_MODE)
+                candidate.mkdir(mode=DIR_MODE)  # fails on anything there, a link included
             except FileExistsError:
                 continue
-            os.chmod(candidate, DIR_MODE)
             return candidate
     except OSError as exc:
         raise UserInputError(f"cannot create a run directory in {out_dir}: {exc}") from exc
     raise UserInputError(f"too many runs named {base!r} in {out_dir}")
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.chmod(tmp, FILE_MODE)
-    os.replace(tmp, path)
-
-
 def write_run_info(run_dir: Path, info: RunInfo) -> None:
-    _write_atomic(run_dir / RUN_FILE, info.model_dump_json(indent=2) + "\n")
+    write_atomic(run_dir / RUN_FILE, info.model_dump_json(indent=2) + "\n")
 
 
 def write_summaries(run_dir: Path, levels: list[LevelSummary]) -> None:
     """Write `summary.json` and `summary.csv` (CSV cells neutralised against formulas)."""
     rows = [level.stored() for level in levels]
-    _write_atomic(run_dir / SUMMARY_JSON, json.dumps(rows, indent=2) + "\n")
-    tmp = run_dir / (SUMMARY_CSV + ".tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as handle:
-        # extrasaction: JSON-only fields (bootstrap intervals) are not CSV columns.
-        writer = csv.DictWriter(
-            handle, fieldnames=summary_columns(levels), extrasaction="ignore"
-        )
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: neutralise_cell(_csv_value(v)) for k, v in row.items()})
-    os.chmod(tmp, FILE_MODE)
-    os.replace(tmp, run_dir / SUMMARY_CSV)
+    write_atomic(run_dir / SUMMARY_JSON, json.dumps(rows, indent=2) + "\n")
+    text = io.StringIO(newline="")
+    # extrasaction: JSON-only fields (bootstrap intervals) are not CSV columns.
+    writer = csv.DictWriter(text, fieldnames=summary_columns(levels), extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: neutralise_cell(_csv_value(v)) for k, v in row.items()})
+    write_atomic(run_dir / SUMMARY_CSV, text.getvalue())
 
 
 def _csv_value(value: Any) -> Any:
@@ -130,8 +119,7 @@ class RecordWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._handle: IO[bytes] = path.open("ab")
-        os.chmod(path, FILE_MODE)
+        self._handle: IO[bytes] = open_append(path)
         self._pending: list[RequestRecord] = []
         self._scheduled = False
         self._error: OSError | None = None

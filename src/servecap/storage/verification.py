@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from servecap.core.config import SLO
+from servecap.storage.safe_files import write_atomic
 
 VERIFICATION_FILE = "verification.json"
 
@@ -53,7 +54,7 @@ class Verification(BaseModel):
 
 
 def write_verification(run_dir: Path, result: Verification) -> None:
-    (run_dir / VERIFICATION_FILE).write_text(result.model_dump_json(indent=2) + "\n")
+    write_atomic(run_dir / VERIFICATION_FILE, result.model_dump_json(indent=2) + "\n")
 
 
 def load_verification(run_dir: Path) -> Verification | None:

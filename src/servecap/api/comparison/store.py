@@ -22,6 +22,7 @@ from servecap.core.level_key import LevelKey
 from servecap.load.interleave import Slot
 from servecap.stats.difference import MIN_REPEATS_BETWEEN
 from servecap.storage.run_dir import REQUESTS_FILE, iter_records
+from servecap.storage.safe_files import write_atomic
 
 COMPARISON_FILE = "comparison.json"
 FORMAT = 1
@@ -123,9 +124,7 @@ def _headline_json(h: Headline) -> dict[str, Any]:
 
 
 def write_comparison(comp_dir: Path, stored: ComparisonFile) -> None:
-    tmp = comp_dir / (COMPARISON_FILE + ".tmp")
-    tmp.write_text(json.dumps(stored.to_json(), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(comp_dir / COMPARISON_FILE)
+    write_atomic(comp_dir / COMPARISON_FILE, json.dumps(stored.to_json(), indent=2) + "\n")
 
 
 def is_comparison(path: Path) -> bool:

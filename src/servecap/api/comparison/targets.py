@@ -15,6 +15,7 @@ from typing import Any
 
 from servecap.core.config import validate_base_url
 from servecap.core.errors import UserInputError
+from servecap.core.urls import public_url
 
 SIM_PREFIX = "sim:"
 
@@ -34,7 +35,7 @@ class Target:
         if self.sim_profile:
             slow = f"*{self.sim_slowdown:g}" if self.sim_slowdown != 1.0 else ""
             return f"{SIM_PREFIX}{self.sim_profile}{slow}"
-        return self.base_url or ""
+        return public_url(self.base_url or "")  # stored in comparison.json: no credentials
 
 
 def parse_target(text: str) -> Target:

@@ -129,8 +129,7 @@ async def run_benchmark_async(
         )
         writer = RecordWriter(run_dir / REQUESTS_FILE)
         scraper, info.server_metrics = await start_scraper(
-            config.server_metrics, config.metrics_hz, config.client, secrets.http_headers(),
-            run_dir,
+            config.server_metrics, config.metrics_hz, config.client, secrets, run_dir,
         )
         scraping = CURRENT.set(scraper)
         total = config.warmup + _expected_requests(state.plan)

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from servecap.core.config import DEFAULT_LEVELS, ClientOptions, Endpoint, FindCmax
-from servecap.core.urls import strip_credentials
+from servecap.core.urls import public_url, strip_credentials
 from servecap.core.workload_spec import WorkloadSpec
 from servecap.kinds.closed import ClosedLoad
 from servecap.kinds.registry import LoadSpec
@@ -86,7 +86,7 @@ class RunConfig(BaseModel):
         return ClosedLoad(concurrency=self.concurrency, rounds=self.rounds)
 
     def stored(self) -> dict[str, object]:
-        """The config as written to disk: credentials stripped from the URL."""
+        """The config as written to disk: credentials stripped from the URLs, query keys masked."""
         optional = ("load", "workload", "workers", "ray_address")
         unset = {name for name in optional if getattr(self, name) is None}
         unset = {
@@ -95,5 +95,6 @@ class RunConfig(BaseModel):
         data = self.model_dump(mode="json", exclude=unset or None)
         client = data["client"]
         assert isinstance(client, dict)
-        client["base_url"] = strip_credentials(self.client.base_url)
+        client["base_url"] = public_url(self.client.base_url)
+        data["server_metrics"] = public_url(self.server_metrics)
         return data
