@@ -29,7 +29,7 @@ from servecap.cli import run_flags_workload as wf
 from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
 from servecap.cli.tables import levels_table, print_table
 from servecap.core.config import ClientOptions, parse_levels, validate_base_url
-from servecap.core.errors import UserInputError
+from servecap.core.errors import RunAborted, UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.core.numbers import fmt_number
 from servecap.core.records import RequestRecord
@@ -328,7 +328,12 @@ def run(
     )
     wf.check_source(config)
     console = Console(stderr=True)
-    outcome = execute(config, Secrets.from_env(api_key_env, headers), console)
+    try:
+        outcome = execute(config, Secrets.from_env(api_key_env, headers), console)
+    except RunAborted as exc:
+        if isinstance(exc.outcome, RunOutcome):  # what was measured, before the error
+            print_outcome(config, exc.outcome)
+        raise
     print_outcome(config, outcome)
 
 

@@ -115,11 +115,15 @@ class RecordWriter:
     process loses at most the rows of the turn it died in; a crash mid-line leaves one torn
     line that `iter_records` skips. A failed write (a full disk) is raised by the next
     `write` or by `close`, so the run stops as it did when rows were written in the sink.
+    The file is unbuffered: what a failed write did not get onto the disk is kept, byte
+    exact, and written by the next `flush` (after the run frees its reserve), so a row is
+    neither lost nor written twice.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._handle: IO[bytes] = open_append(path)
+        self._handle: IO[bytes] = open_append(path, buffered=False)
+        self._unwritten = b""
         self._pending: list[RequestRecord] = []
         self._scheduled = False
         self._error: OSError | None = None
@@ -138,13 +142,19 @@ class RecordWriter:
         self._scheduled = True
 
     def flush(self) -> None:
-        """Write every pending record now (one write and one flush for the batch)."""
+        """Write every pending record now (one write for the batch)."""
         pending, self._pending = self._pending, []
-        if pending:
-            lines = b"".join(orjson.dumps(r.to_dict(), option=orjson.OPT_APPEND_NEWLINE)
-                             for r in pending)
-            self._handle.write(lines)
-            self._handle.flush()
+        data = self._unwritten + b"".join(
+            orjson.dumps(r.to_dict(), option=orjson.OPT_APPEND_NEWLINE) for r in pending
+        )
+        while data:
+            try:
+                written = self._handle.write(data) or 0
+            except OSError:
+                self._unwritten = data
+                raise
+            data = data[written:]
+        self._unwritten = b""
 
     def _flush_soon(self) -> None:
         self._scheduled = False
@@ -156,10 +166,13 @@ class RecordWriter:
             self._error = exc
 
     def close(self) -> None:
+        """Write what is left and close; the first failure is raised once, after closing."""
         if self._handle.closed:
             return
         try:
             self.flush()
+        except OSError as exc:
+            self._error = self._error or exc
         finally:
             self._handle.close()
         self._raise_error()

@@ -30,6 +30,7 @@ from servecap.storage.run_dir import (
     write_run_info,
     write_summaries,
 )
+from servecap.storage.safe_files import RESERVE_FILE
 
 
 def load_run(run_dir: Path) -> Run:
@@ -80,6 +81,7 @@ def _save_quietly(run_dir: Path, info: RunInfo, levels: list[LevelSummary]) -> N
     summaries first: a run.json saying incomplete has them. A read-only run directory is
     still read."""
     with contextlib.suppress(OSError):
+        (run_dir / RESERVE_FILE).unlink(missing_ok=True)  # its process can no longer
         write_summaries(run_dir, levels)
         write_run_info(run_dir, info)
 

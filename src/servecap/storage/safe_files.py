@@ -99,7 +99,36 @@ def write_atomic(path: Path, data: str | bytes) -> Path:
     return path
 
 
-def open_append(path: Path) -> IO[bytes]:
-    """`path` opened to append (created 0600); a link there is refused (ELOOP), not followed."""
+def open_append(path: Path, buffered: bool = True) -> IO[bytes]:
+    """`path` opened to append (created 0600); a link there is refused (ELOOP), not followed.
+
+    Unbuffered, `write` returns how many bytes reached the file (a full disk may take part)."""
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    return os.fdopen(os.open(path, flags, FILE_MODE), "ab")
+    return os.fdopen(os.open(path, flags, FILE_MODE), "ab", buffering=-1 if buffered else 0)
+
+
+RESERVE_FILE = ".servecap-reserve"
+RESERVE_BYTES = 1024 * 1024
+
+
+class DiskReserve:
+    """Room held on the results' disk for a run's last words.
+
+    A disk that fills mid-run would leave no room for the final run.json and summaries (the
+    status, the stop reason, the summary of every level measured). The reserve is written
+    (not sparse) when the run starts and released before that final save."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / RESERVE_FILE
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(self.path, flags, FILE_MODE)
+        try:
+            block = bytes(64 * 1024)
+            for _ in range(RESERVE_BYTES // len(block)):
+                os.write(fd, block)
+        finally:
+            os.close(fd)
+
+    def release(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()

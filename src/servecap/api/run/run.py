@@ -52,6 +52,7 @@ from servecap.storage.run_dir import (
     write_run_info,
     write_summaries,
 )
+from servecap.storage.safe_files import RESERVE_FILE, DiskReserve
 
 
 @dataclass
@@ -128,12 +129,14 @@ async def run_benchmark_async(
             client_extra_body(config),
         )
         writer = RecordWriter(run_dir / REQUESTS_FILE)
+        reserve = _reserve(run_dir)
         scraper, info.server_metrics = await start_scraper(
             config.server_metrics, config.metrics_hz, config.client, secrets, run_dir,
         )
         scraping = CURRENT.set(scraper)
         total = config.warmup + _expected_requests(state.plan)
         state.progress.started(total, str(run_dir), model)
+        failure: OSError | None = None
         try:
             async with worker_pool(config, model, secrets.http_headers(), state.plan) as workers:
                 state.pool = workers
@@ -144,18 +147,61 @@ async def run_benchmark_async(
             info.status, info.stop_reason = "incomplete", "interrupted"
             raise
         except OSError as exc:
-            info.status, info.stop_reason = "incomplete", f"write failed: {exc.strerror}"
-            raise _write_failed(run_dir, exc) from exc
+            failure = exc
         finally:
             CURRENT.reset(scraping)
-            if scraper is not None:
-                await asyncio.shield(scraper.close())
-            writer.close()
-            try:
-                _save(run_dir, info, state)
-            except OSError as exc:
-                raise _write_failed(run_dir, exc) from exc
-    return RunOutcome(run_dir=run_dir, info=info, levels=state.levels)
+            failure = await _wind_up(run_dir, info, state, _Closing(scraper, writer, reserve),
+                                     failure)
+    outcome = RunOutcome(run_dir=run_dir, info=info, levels=state.levels)
+    if failure is not None:
+        raise _write_failed(run_dir, failure, outcome) from None
+    return outcome
+
+
+@dataclass
+class _Closing:
+    """What a run closes at its end, whatever ended it."""
+
+    scraper: Any
+    writer: RecordWriter
+    reserve: DiskReserve | None
+
+
+def _reserve(run_dir: Path) -> DiskReserve | None:
+    """Room for the final save; a disk too full for it already is left to that save."""
+    try:
+        return DiskReserve(run_dir)
+    except OSError:
+        (run_dir / RESERVE_FILE).unlink(missing_ok=True)
+        return None
+
+
+async def _wind_up(
+    run_dir: Path, info: RunInfo, state: _Run, closing: _Closing, failure: OSError | None
+) -> OSError | None:
+    """Close the scraper and the writer, free the reserve and save run.json and the
+    summaries, each step whatever the one before did (a full disk fails them all, and the
+    first failure must not hide the save). Returns the first write failure, if any."""
+    errors = [failure]
+    if closing.scraper is not None:
+        try:
+            await asyncio.shield(closing.scraper.close())
+        except OSError as exc:
+            errors.append(exc)
+    if closing.reserve is not None:
+        closing.reserve.release()  # the room the writer's rest and the save need
+    try:
+        closing.writer.close()
+    except OSError as exc:
+        errors.append(exc)
+    first = next((e for e in errors if e is not None), None)
+    if first is not None:
+        info.status, info.stop_reason = "incomplete", f"write failed: {first.strerror or first}"
+    try:
+        _save(run_dir, info, state)
+    except OSError as exc:
+        first = first or exc
+    return first
 
 
 class LevelPlan(Protocol):
@@ -175,11 +221,13 @@ def _expected_requests(plan: LevelPlan) -> int:
     return sum(level.n_requests for level in plan.levels())
 
 
-def _write_failed(run_dir: Path, exc: OSError) -> RunAborted:
-    """A clear message for a full disk or a vanished output dir; what was written stays."""
+def _write_failed(run_dir: Path, exc: OSError, outcome: RunOutcome) -> RunAborted:
+    """A clear message for a full disk or a vanished output dir; what was written stays,
+    and the outcome so far travels with the error (the front end shows its levels)."""
     return RunAborted(
         f"run stopped: cannot write results in {run_dir} ({exc.strerror or exc}); "
-        "the requests recorded so far are kept"
+        "the requests recorded so far are kept",
+        outcome,
     )
 
 
