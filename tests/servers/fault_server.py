@@ -316,6 +316,7 @@ class FaultServer:
     version: dict[str, Any] | None = None  # served at /version when set
     echo_info: bool = False  # /version and /v1/models echo the request's headers
     echo_metrics: bool = False  # /metrics labels echo the request's headers (a gateway's)
+    models_body: bytes | None = None  # served verbatim as /v1/models when set
     redirect_to: str = ""  # the origin `redirect_307` sends clients to
     completions: int = 0
     seen_headers: list[dict[str, str]] = field(default_factory=list)
@@ -331,6 +332,8 @@ class FaultServer:
     def app(self) -> web.Application:
         async def models(request: web.Request) -> web.Response:
             self.seen_headers.append(dict(request.headers))
+            if self.models_body is not None:
+                return web.Response(body=self.models_body, content_type="application/json")
             ids = list(self.models)
             if self.echo_info:  # a careless gateway lists what it was sent
                 ids += [f"{k}: {v}" for k, v in request.headers.items()]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import signal
@@ -28,6 +27,7 @@ from servecap.cli import run_flags_workers as wk
 from servecap.cli import run_flags_workload as wf
 from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
 from servecap.cli.tables import levels_table, print_table
+from servecap.core import json_input
 from servecap.core.config import ClientOptions, parse_levels, validate_base_url
 from servecap.core.errors import RunAborted, UserInputError
 from servecap.core.level_key import LevelKey
@@ -149,7 +149,7 @@ def parse_extra_body(text: str | None) -> dict[str, Any]:
     if not text:
         return {}
     try:
-        value = json.loads(text)
+        value = json_input.loads(text)  # no NaN: a request body must be JSON
     except ValueError as exc:
         raise UserInputError(f"--extra-body is not valid JSON: {exc}") from exc
     if not isinstance(value, dict):

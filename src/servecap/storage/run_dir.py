@@ -20,6 +20,7 @@ from typing import IO, Any
 import orjson
 from pydantic import ValidationError
 
+from servecap.core import json_input
 from servecap.core.errors import DataFormatError, UserInputError
 from servecap.core.level_key import LevelKey, key_fields, key_from_fields
 from servecap.core.records import RequestRecord
@@ -191,7 +192,7 @@ def iter_records(path: Path) -> Iterator[RequestRecord]:
     with path.open("rb") as handle:
         for raw in handle:
             try:
-                data = json.loads(raw)
+                data = json_input.loads(raw)
                 if isinstance(data, dict) and _plausible_record(data):
                     yield RequestRecord.from_dict(data)
             except (ValueError, TypeError, RecursionError):
@@ -277,18 +278,13 @@ def load_run_info(run_dir: Path) -> RunInfo:
         ) from exc
 
 
-def _no_constant(name: str) -> None:
-    """NaN and Infinity are not JSON; no summary servecap writes holds them."""
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
 def load_summaries(run_dir: Path) -> list[LevelSummary] | None:
     path = run_dir / SUMMARY_JSON
     if not path.is_file():
         return None
     text = read_text_file(path, "summary file", limit=256 * 1024 * 1024)
     try:
-        rows = json.loads(text, parse_constant=_no_constant)
+        rows = json_input.loads(text, max_depth=16)
         if not isinstance(rows, list):
             raise DataFormatError(f"{path} must hold a JSON list of levels")
         return [LevelSummary.model_validate(row) for row in rows]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import orjson
 
+from servecap.core import json_input
 from servecap.core.errors import DataFormatError, UserInputError
 
 BOM = b"\xef\xbb\xbf"
@@ -100,8 +101,9 @@ def gc_paused() -> Iterator[None]:
 
 
 # raw_decode skips json.loads' per-call checks and whitespace regexes (about 40% of a
-# 100k-row load); the caller strips the line and rejects trailing data itself.
-_raw_decode = json.JSONDecoder().raw_decode
+# 100k-row load); the caller strips the line and rejects trailing data itself. Strict and
+# bounded (no NaN, no RecursionError): see core.json_input.
+_raw_decode = json_input.raw_decode
 
 
 def json_line(where: str, line: str) -> object:

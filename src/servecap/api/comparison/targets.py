@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from servecap.core import json_input
 from servecap.core.config import validate_base_url
 from servecap.core.errors import UserInputError
 from servecap.core.urls import public_url
@@ -103,7 +104,7 @@ def build_targets(
 
 def _json_object(text: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = json_input.loads(text)
     except json.JSONDecodeError as exc:
         raise UserInputError(f"invalid --target-extra-body: not JSON ({exc.msg})") from None
     if not isinstance(value, dict):

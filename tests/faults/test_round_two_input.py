@@ -1,0 +1,85 @@
+"""Round two of the fault probe: bad input of every kind exits 2 with one message before any
+load, and leaves no run directory behind; a hostile server's deep JSON is a clear error."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from tests.faults.runs import invoke, run_args
+from tests.faults.test_bad_input import assert_one_error
+from tests.servers.fault_server import FaultServer, FaultServerThread
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _nested_dataset(tmp_path: Path) -> str:
+    path = tmp_path / "nested.jsonl"
+    path.write_text('{"prompt": "hi", "x": ' + DEEP + "}\n")
+    return str(path)
+
+
+CASES: list[tuple[list[str], str]] = [
+    (["--dataset", "@nested"], "nested too deeply"),
+    (["--dataset", "@nested", "--dataset-format", "bogus"], "--dataset-format"),
+    (["--prefix-tokens", "-3"], "--prefix-tokens"),
+    (["--prefix-tokens", "3", "--prefix-groups", "0"], "--prefix-groups"),
+    (["--extra-body", '{"temperature": NaN}'], "NaN is not JSON"),
+    (["--extra-body", DEEP], "--extra-body"),
+    (["--name", "run-\udcff"], "--name is not valid UTF-8"),
+    (["--header", "X-Team: a\udcffb"], "--header is not valid UTF-8"),
+    (["--base-url", "http://127.0.0.1:1/v\udcff"], "--base-url is not valid UTF-8"),
+]
+
+
+@pytest.mark.parametrize(("extra", "needle"), CASES, ids=[c[1][:24] for c in CASES])
+def test_bad_input_exits_2_and_leaves_nothing(
+    extra: list[str], needle: str, tmp_path: Path
+) -> None:
+    extra = [_nested_dataset(tmp_path) if e == "@nested" else e for e in extra]
+    server = FaultServer()
+    with FaultServerThread(server) as thread:
+        args = run_args(thread.base_url, tmp_path / "out")
+        if "--base-url" in extra:
+            args[args.index("--base-url") + 1] = extra[extra.index("--base-url") + 1]
+            extra = []
+        result = invoke([*args, *extra])
+    assert_one_error(result, needle)
+    assert server.completions == 0
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+@pytest.mark.parametrize("body", [
+    b'{"data": ' + DEEP.encode() + b"}",
+    b'{"object": "list", "data": [{"id": ' + b"[" * 5000 + b"]" * 5000 + b"}]}",
+])
+def test_a_deeply_nested_model_list_is_one_clear_error(body: bytes, tmp_path: Path) -> None:
+    server = FaultServer(models_body=body)
+    with FaultServerThread(server) as thread:
+        result = invoke(run_args(thread.base_url, tmp_path / "out"))
+    assert_one_error(result, "cannot reach server")
+    assert server.completions == 0
+
+
+def test_a_model_id_of_null_is_no_model(tmp_path: Path) -> None:
+    body = json.dumps({"object": "list", "data": [{"id": None}]}).encode()
+    server = FaultServer(models_body=body)
+    with FaultServerThread(server) as thread:
+        result = invoke(run_args(thread.base_url, tmp_path / "out"))
+    assert result.exit_code == 2, result.stderr
+    assert "None" not in result.stderr and server.completions == 0
+
+
+def test_ui_refuses_a_bad_host_and_a_port_in_use() -> None:
+    pytest.importorskip("streamlit")
+    bad = invoke(["ui", "--host", "no such host..invalid", "--port", "0"])
+    assert_one_error(bad, "--host")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = invoke(["ui", "--host", "127.0.0.1", "--port", str(port)])
+    assert_one_error(busy, "cannot listen")
