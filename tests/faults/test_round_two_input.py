@@ -83,3 +83,56 @@ def test_ui_refuses_a_bad_host_and_a_port_in_use() -> None:
         port = taken.getsockname()[1]
         busy = invoke(["ui", "--host", "127.0.0.1", "--port", str(port)])
     assert_one_error(busy, "cannot listen")
+
+
+def test_a_device_or_fifo_dataset_ends_at_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`/dev/zero` says 0 bytes and never ends; a FIFO with no writer never opens: both
+    read with a byte limit (lowered here so the test reads 1 MiB, not 256)."""
+    import os
+
+    from servecap.core import bounded_read
+
+    monkeypatch.setattr(bounded_read, "STREAM_LIMIT", 1024 * 1024)
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    server = FaultServer()
+    with FaultServerThread(server) as thread:
+        zero = invoke(run_args(thread.base_url, tmp_path / "out", "--dataset", "/dev/zero"))
+        empty = invoke(run_args(thread.base_url, tmp_path / "out", "--dataset", str(fifo)))
+    assert_one_error(zero, "larger than")
+    assert_one_error(empty, "no usable rows")
+    assert server.completions == 0 and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("header", "needle"), [
+    ("Content-Length: 5", "Content-Length is set by servecap"),
+    ("transfer-encoding: chunked", "transfer-encoding is set by servecap"),
+    ("Host: elsewhere", "Host is set by servecap"),
+])
+def test_framing_headers_are_refused(header: str, needle: str, tmp_path: Path) -> None:
+    server = FaultServer()
+    with FaultServerThread(server) as thread:
+        result = invoke(run_args(thread.base_url, tmp_path / "out", "--header", header))
+    assert_one_error(result, needle)
+    assert server.completions == 0
+
+
+def test_a_trace_row_at_a_huge_timestamp_is_refused(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    rows = [{"timestamp": t, "input_length": 8, "output_length": 4, "hash_ids": [1]}
+            for t in (0, 10, 1e15)]
+    trace.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    server = FaultServer()
+    with FaultServerThread(server) as thread:
+        args = run_args(thread.base_url, tmp_path / "out", "--trace", str(trace))
+        del args[args.index("--concurrency"):args.index("--concurrency") + 4]  # and --rounds
+        result = invoke(args)
+    assert_one_error(result, "--trace-duration")
+    assert server.completions == 0
+
+
+def test_sim_predict_bounds_its_draws() -> None:
+    result = invoke(["sim", "predict", "deterministic", "--draws", "1000000000"])
+    assert_one_error(result, "--draws")

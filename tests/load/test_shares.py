@@ -127,3 +127,13 @@ def test_the_pool_is_sized_without_running_an_adaptive_plan_ahead():
     closed = ClosedLoad(concurrency=[1, 2 * STREAMS_PER_WORKER], rounds=1)
     assert pool_size(RunConfig(), closed, cores=8) == 2
     assert pool_size(RunConfig(), ClosedLoad(concurrency=[64], rounds=1), cores=8) == 1
+
+
+def test_workers_asked_for_are_capped_at_the_streams_a_level_holds():
+    """`--workers 1000` for a one-stream level starts one process, not hundreds."""
+    from servecap.api.run.run_config import RunConfig
+    from servecap.api.run.run_workers import pool_size
+
+    one = ClosedLoad(concurrency=[1], rounds=1)
+    assert pool_size(RunConfig(workers=1000), one, cores=2) == 1
+    assert pool_size(RunConfig(workers=3), ClosedLoad(concurrency=[1, 8], rounds=1), 2) == 3

@@ -68,6 +68,13 @@ def parse_levels(text: str, flag: str = "--concurrency") -> list[int]:
     return sorted(set(levels))
 
 
+# Headers the HTTP client writes itself (framing, routing, connection management).
+CLIENT_OWNED_HEADERS = frozenset({
+    "content-length", "transfer-encoding", "host", "connection", "keep-alive", "upgrade",
+    "te", "trailer", "expect", "proxy-connection",
+})
+
+
 class ClientOptions(BaseModel):
     """How the client talks to the server; shared by runs and preflight."""
 
@@ -86,6 +93,17 @@ class ClientOptions(BaseModel):
     @classmethod
     def _check_url(cls, value: str) -> str:
         return validate_base_url(value)
+
+    @field_validator("header_names")
+    @classmethod
+    def _no_framing(cls, names: list[str]) -> list[str]:
+        """A header that frames or routes the request is the client's own: a second
+        `Content-Length` or a `Transfer-Encoding` makes the server wait for a body that never
+        comes (a hang, then a misleading HTTP 408)."""
+        for name in names:
+            if name.lower() in CLIENT_OWNED_HEADERS:
+                raise ValueError(f"{name} is set by servecap for every request; drop it")
+        return names
 
 
 class SLO(BaseModel):

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from servecap.core.bounded_read import read_bounded
 from servecap.core.errors import DataFormatError
 
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
@@ -45,10 +46,7 @@ def neutralise_cell(value: object) -> object:
 def read_text_file(path: Path, what: str, limit: int = MAX_CONFIG_BYTES) -> str:
     """Read a small UTF-8 text file or raise `DataFormatError` naming the problem."""
     try:
-        size = path.stat().st_size
-        if size > limit:
-            raise DataFormatError(f"{what} {path} is too large ({size} bytes, limit {limit})")
-        raw = path.read_bytes()
+        raw = read_bounded(path, limit, what)  # a device or FIFO ends at the limit too
     except OSError as exc:
         raise DataFormatError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
     if b"\x00" in raw:

@@ -50,10 +50,17 @@ class ClientFactory:
 
 
 def pool_size(config: RunConfig, plan: Any, cores: int) -> int:
-    """Worker processes to start: `--workers N`, or for auto the most any level needs."""
+    """Worker processes to start: `--workers N`, or for auto the most any level needs.
+
+    `--workers N` is capped at the most streams a level may hold (`--workers 1000` for a
+    one-stream level started hundreds of idle processes); the run's worker facts say how
+    many ran."""
+    adaptive = callable(getattr(plan, "expected_requests", None))
     if config.workers is not None:
-        return config.workers
-    if callable(getattr(plan, "expected_requests", None)):
+        most = plan.max_in_flight() if adaptive else max(
+            (level.demand() for level in plan.levels()), default=1)
+        return max(1, min(config.workers, most))
+    if adaptive:
         # an adaptive plan decides its levels as it runs (verify --search): iterating them
         # here would run its search ahead, so size the pool by its bound on streams
         return max(1, min(cores, math.ceil(plan.max_in_flight() / STREAMS_PER_WORKER)))
