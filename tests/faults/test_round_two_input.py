@@ -101,7 +101,7 @@ def test_a_device_or_fifo_dataset_ends_at_the_limit(
     with FaultServerThread(server) as thread:
         zero = invoke(run_args(thread.base_url, tmp_path / "out", "--dataset", "/dev/zero"))
         empty = invoke(run_args(thread.base_url, tmp_path / "out", "--dataset", str(fifo)))
-    assert_one_error(zero, "larger than")
+    assert_one_error(zero, "too large")
     assert_one_error(empty, "no usable rows")
     assert server.completions == 0 and not (tmp_path / "out").exists()
 

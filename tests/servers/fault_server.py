@@ -225,6 +225,12 @@ async def zero_tokens(request: web.Request) -> web.StreamResponse:
     return await finish(response, chunk({"content": ""}, finish="stop"), usage_chunk(0), DONE)
 
 
+async def negative_usage(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await write_tokens(response, TOKENS)
+    return await finish(response, chunk(finish="stop"), usage_chunk(-50, prompt=-7), DONE)
+
+
 async def reasoning_only(request: web.Request) -> web.StreamResponse:
     response = await open_stream(request)
     await write_tokens(response, TOKENS, key="reasoning_content")
@@ -300,6 +306,7 @@ FAULTS: dict[str, Fault] = {
     "usage_missing": usage_missing,
     "zero_tokens": zero_tokens,
     "reasoning_only": reasoning_only,
+    "negative_usage": negative_usage,
     "tool_call_only": tool_call_only,
     "drop_after_read": drop_after_read,
     "ok_then_close": ok_then_close,

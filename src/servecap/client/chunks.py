@@ -96,10 +96,11 @@ class ChunkReader:
         record.output_chars += len(content or "") + len(reasoning or "")
         if content and self.answer is not None:
             self.answer.append(content)
-        if type(usage) is dict and type(usage.get("completion_tokens")) is int:
+        if type(usage) is dict and _count(usage.get("completion_tokens")):
             tokens = usage["completion_tokens"]
-            record.chunk_tokens.append(tokens - self.last_completion_tokens)
-            self.last_completion_tokens = tokens
+            if tokens >= self.last_completion_tokens:  # a count that goes back is no count
+                record.chunk_tokens.append(tokens - self.last_completion_tokens)
+                self.last_completion_tokens = tokens
 
     def _finish_reason(self, choice: dict[str, Any]) -> None:
         finish = choice.get("finish_reason")
@@ -108,9 +109,9 @@ class ChunkReader:
 
     def _usage(self, usage: dict[str, Any]) -> None:
         prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        if isinstance(prompt, int):
+        if _count(prompt):
             self.record.prompt_tokens = prompt
-        if isinstance(completion, int):
+        if _count(completion):
             self.record.completion_tokens = completion
             self.record.token_source = "usage"
 
@@ -133,6 +134,15 @@ class ChunkReader:
             fail(record, "empty_response", "no content, reasoning or tool-call tokens")
             return
         record.missing_done = not self.done  # ended on finish_reason alone: counted, kept
+
+
+MAX_USAGE_TOKENS = 100_000_000
+
+
+def _count(value: Any) -> bool:
+    """A token count a server may report: an integer in 0..1e8. A negative (or absurd) one is
+    garbage that would make TPS negative: ignored, so the count is estimated instead."""
+    return type(value) is int and 0 <= value <= MAX_USAGE_TOKENS
 
 
 def _error_text(chunk: dict[str, Any]) -> str:

@@ -45,4 +45,4 @@ def read_bounded(path: str | Path, limit: int, what: str) -> bytes:
 
 
 def too_large(path: str | Path, what: str, limit: int) -> DataFormatError:
-    return DataFormatError(f"{what} {path} is larger than {limit} bytes (the limit)")
+    return DataFormatError(f"{what} {path} is too large (more than {limit} bytes, the limit)")

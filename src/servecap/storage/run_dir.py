@@ -185,18 +185,22 @@ class RecordWriter:
             raise error
 
 
-def iter_records(path: Path) -> Iterator[RequestRecord]:
-    """Records from a JSONL file; a torn or unreadable line is skipped, not fatal."""
+def iter_records(path: Path, skipped: list[int] | None = None) -> Iterator[RequestRecord]:
+    """Records from a JSONL file; a torn or unreadable line is skipped, not fatal, and its
+    line number appended to `skipped` (where given) so a reader can say rows were dropped."""
     if not path.is_file():
         return
     with path.open("rb") as handle:
-        for raw in handle:
+        for number, raw in enumerate(handle, start=1):
             try:
                 data = json_input.loads(raw)
                 if isinstance(data, dict) and _plausible_record(data):
                     yield RequestRecord.from_dict(data)
+                    continue
             except (ValueError, TypeError, RecursionError):
-                continue
+                pass
+            if skipped is not None and raw.strip():
+                skipped.append(number)
 
 
 _INT_FIELDS = ("request_id", "concurrency", "stream_index", "scheduled_at")
@@ -238,7 +242,26 @@ def _plausible_record(data: dict[str, Any]) -> bool:
             return False
     if not _plausible_level(data.get("level")):
         return False
+    if not _in_time_order(data):
+        return False
     return data.get("status", "ok") in ("ok", "failed", "cancelled")
+
+
+# Each stamp, where present, comes no earlier than the one it follows (a negative gap would
+# be a negative TTFT that passes any SLO).
+_TIME_ORDER = (
+    ("sent_at", "first_byte_at"), ("sent_at", "first_token_at"),
+    ("first_token_at", "last_token_at"), ("sent_at", "ended_at"),
+    ("first_token_at", "ended_at"),
+)
+
+
+def _in_time_order(data: dict[str, Any]) -> bool:
+    if any(data.get(name) is not None and data[name] < 0
+           for name in (*_INT_FIELDS, *_OPTIONAL_INT_FIELDS)):
+        return False  # stamps and counts are >= 0; a negative one is no measurement
+    return all(data.get(a) is None or data.get(b) is None or data[b] >= data[a]
+               for a, b in _TIME_ORDER)
 
 
 def _plausible_level(level: object) -> bool:
