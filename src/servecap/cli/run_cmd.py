@@ -55,7 +55,7 @@ RUN_FLAGS = {
     # the CLI's load plan is the closed sweep these define, or a replay of --trace
     "load": "--concurrency/--rounds/--trace",
     "server_metrics": "--server-metrics", "metrics_hz": "--metrics-hz",
-    "workers": "--workers", "ray_address": "--ray",
+    "workers": "--workers", "ray_address": "--ray", "outage_s": "--outage-s",
     "find_cmax": "--find-cmax/--budget",
     "client.base_url": "--base-url", "client.api_key_env": "--api-key-env",
     "client.header_names": "--header", "client.insecure": "--insecure",
@@ -182,7 +182,7 @@ def build_config(**kw: Any) -> RunConfig:
             server_metrics=kw.get("server_metrics", RUN.server_metrics),
             metrics_hz=kw.get("metrics_hz", RUN.metrics_hz),
             workers=kw.get("workers"), ray_address=kw.get("ray_address"),
-            find_cmax=kw.get("find_cmax"),
+            find_cmax=kw.get("find_cmax"), outage_s=kw.get("outage_s", RUN.outage_s),
         )
     except ValidationError as exc:
         raise user_input_error(exc, RUN_FLAGS) from exc
@@ -291,6 +291,9 @@ def run(
     ttft_slo_ms: cf.CmaxTtftOption = cf.SLO_DEFAULTS.ttft_ms,
     tps_slo: cf.CmaxTpsOption = cf.SLO_DEFAULTS.tps,
     stat: cf.CmaxStatOption = cf.STAT_DEFAULT,
+    outage_s: Annotated[float, typer.Option(
+        help="Stop the run (exit 1, kept) once only failures have ended for this long, s")
+    ] = RUN.outage_s,
 ) -> None:
     """Sweep a server and save the run: concurrency, --rate, --users, --trace or --load.
 
@@ -324,7 +327,7 @@ def run(
         headers=headers, extra_body=parse_extra_body(extra_body), insecure=insecure,
         ca_bundle=ca_bundle, notes=notes, server_metrics=server_metrics, metrics_hz=metrics_hz,
         **wk.config_fields(workers, ray),
-        find_cmax=search,
+        find_cmax=search, outage_s=outage_s,
     )
     wf.check_source(config)
     console = Console(stderr=True)

@@ -23,6 +23,7 @@ from servecap import __version__
 from servecap.api.run.adaptive import SummaryCapture
 from servecap.api.run.find_cmax import CmaxPlan
 from servecap.api.run.observers import level_observers
+from servecap.api.run.outage import OutageWatch
 from servecap.api.run.preflight import check_output_dir, ensure_file_limit, preflight
 from servecap.api.run.progress import NullProgress, ProgressSink
 from servecap.api.run.run_config import RunConfig
@@ -79,6 +80,7 @@ class _Run:
         self.source = build_source(config)  # reads datasets/traces: bad input fails here
         self.run_level: Any = run_level  # or a worker pool's (`--workers`, `--ray`)
         self.pool: Any = None
+        self.outage: OutageWatch | None = None
 
     def sink_for(self, writer: RecordWriter, bucket: list[RequestRecord]) -> Any:
         def sink(record: RequestRecord) -> None:
@@ -86,6 +88,8 @@ class _Run:
             writer.write(record)
             bucket.append(record)
             self.progress.request_done(record)
+            if self.outage is not None:
+                self.outage.observe(record)
 
         return sink
 
@@ -115,6 +119,8 @@ async def run_benchmark_async(
         progress = capture = SummaryCapture(progress)
         plan = CmaxPlan.for_config(config, capture)
     state = _Run(config, progress, secrets, plan)
+    stop = stop or asyncio.Event()  # the caller's (the app's Stop), else the run's own
+    state.outage = OutageWatch(config.outage_s, stop)
     out_dir = Path(config.out_dir)
     check_output_dir(out_dir)
     pool = state.plan.max_in_flight()
@@ -142,7 +148,9 @@ async def run_benchmark_async(
                 state.pool = workers
                 state.run_level = workers.run_level if workers else run_level
                 await _sweep(state, client, writer, stop, lambda: _save(run_dir, info, state))
-            info.status = "incomplete" if stop is not None and stop.is_set() else "complete"
+            info.status = "incomplete" if stop.is_set() else "complete"
+            if state.outage.declared:
+                info.stop_reason = state.outage.reason()
         except asyncio.CancelledError:
             info.status, info.stop_reason = "incomplete", "interrupted"
             raise
@@ -155,6 +163,9 @@ async def run_benchmark_async(
     outcome = RunOutcome(run_dir=run_dir, info=info, levels=state.levels)
     if failure is not None:
         raise _write_failed(run_dir, failure, outcome) from None
+    if state.outage.declared:  # kept what it measured; exits non-zero all the same
+        raise RunAborted(f"run stopped: {info.stop_reason}; what was measured is kept in "
+                         f"{run_dir}", outcome)
     return outcome
 
 
