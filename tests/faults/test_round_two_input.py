@@ -136,3 +136,40 @@ def test_a_trace_row_at_a_huge_timestamp_is_refused(tmp_path: Path) -> None:
 def test_sim_predict_bounds_its_draws() -> None:
     result = invoke(["sim", "predict", "deterministic", "--draws", "1000000000"])
     assert_one_error(result, "--draws")
+
+
+def _no_concurrency(args: list[str]) -> list[str]:
+    at = args.index("--concurrency")
+    return args[:at] + args[at + 4:]  # --concurrency 1 --rounds 3
+
+
+IGNORED: list[tuple[list[str], str, bool]] = [
+    (["--rate", "1", "--requests", "2"], "nothing would be measured", True),
+    (["--requests", "5"], "--requests needs --rate", False),
+    (["--think-time", "exp:5"], "--think-time needs --users", False),
+    (["--rate", "2", "--burstiness", "0.5"], "--burstiness needs --arrival gamma", True),
+    (["--dataset", "@dataset", "--input-tokens", "512"], "drop --input-tokens", False),
+    (["--prefix-tokens", "64"], "longer than the prompt", False),
+    (["--out", ""], "--out", False),
+]
+
+
+@pytest.mark.parametrize(("extra", "needle", "open_loop"), IGNORED,
+                         ids=[c[1][:28] for c in IGNORED])
+def test_a_flag_that_would_be_ignored_is_refused(
+    extra: list[str], needle: str, open_loop: bool, tmp_path: Path
+) -> None:
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text('{"prompt": "hello"}\n')
+    extra = [str(dataset) if e == "@dataset" else e for e in extra]
+    server = FaultServer()
+    with FaultServerThread(server) as thread:
+        args = run_args(thread.base_url, tmp_path / "out")
+        args = _no_concurrency(args) if open_loop else args
+        if "--out" in extra:
+            args[args.index("--out") + 1] = ""
+            extra = []
+        result = invoke([*args, *extra])
+    assert_one_error(result, needle)
+    assert server.completions == 0
+    assert not list(Path.cwd().glob("fault-model-*"))

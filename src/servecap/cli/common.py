@@ -6,7 +6,7 @@ import functools
 import sys
 from collections.abc import Callable
 from enum import StrEnum
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Annotated, ParamSpec, TypeVar
 
 import typer
@@ -82,6 +82,14 @@ def flag_names(exc: ValidationError) -> dict[str, str]:
         if loc:
             names[".".join(str(p) for p in loc)] = "--" + str(loc[-1]).replace("_", "-")
     return names
+
+
+def out_dir(text: str) -> Path:
+    """An `--out` value: a path, never empty (`--out ''` wrote into the current directory
+    as if `.` had been given)."""
+    if not text.strip():
+        raise typer.BadParameter("an empty path: name a directory ('.' for the current one)")
+    return Path(text)
 
 
 # What the SLO flags set, by the model's field names: validation messages name the flag.

@@ -25,7 +25,7 @@ from servecap.cli import run_flags_plan as pf
 from servecap.cli import run_flags_sessions as sf
 from servecap.cli import run_flags_workers as wk
 from servecap.cli import run_flags_workload as wf
-from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
+from servecap.cli.common import EXIT_INTERRUPTED, fail_input, out_dir, user_errors
 from servecap.cli.tables import levels_table, print_table
 from servecap.core import json_input
 from servecap.core.config import ClientOptions, parse_levels, validate_base_url
@@ -243,7 +243,8 @@ def run(
         CLIENT.connect_timeout_s
     ),
     name: Annotated[str | None, typer.Option(help="Run name (default: model)")] = None,
-    out: Annotated[Path, typer.Option(help="Results directory")] = Path(RUN.out_dir),
+    out: Annotated[Path, typer.Option(parser=out_dir, help="Results directory")] = Path(
+        RUN.out_dir),
     seed: Annotated[int, typer.Option(help="Prompt shuffle seed")] = RUN.seed,
     api_key_env: Annotated[str, typer.Option(help="Env var holding the API key")] = (
         CLIENT.api_key_env
