@@ -14,6 +14,7 @@ import orjson
 
 from servecap.client.failures import fail
 from servecap.core.records import RequestRecord
+from servecap.core.text import clean_text
 
 DONE = "[DONE]"
 
@@ -81,7 +82,7 @@ class ChunkReader:
             self._token(content, reasoning, usage, arrived_at)
         finish = choice.get("finish_reason")
         if finish:
-            self.record.finish_reason = str(finish)
+            self.record.finish_reason = clean_text(str(finish)[:100])  # server text
         return None
 
     def _token(self, content: str | None, reasoning: str | None, usage: Any,
@@ -105,7 +106,7 @@ class ChunkReader:
     def _finish_reason(self, choice: dict[str, Any]) -> None:
         finish = choice.get("finish_reason")
         if finish:
-            self.record.finish_reason = str(finish)
+            self.record.finish_reason = clean_text(str(finish)[:100])  # server text
 
     def _usage(self, usage: dict[str, Any]) -> None:
         prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
@@ -157,5 +158,5 @@ def _numbers(values: dict[str, Any]) -> dict[str, float]:
     kept: dict[str, float] = {}
     for key, value in list(values.items())[:20]:
         if isinstance(value, int | float) and not isinstance(value, bool):
-            kept[str(key)[:50]] = float(value)
+            kept[clean_text(str(key)[:50])] = float(value)
     return kept

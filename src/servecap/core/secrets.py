@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from servecap.core.config import ClientOptions
 from servecap.core.errors import UserInputError
+from servecap.core.text import clean_text
 from servecap.core.urls import secret_query_values, strip_credentials
 
 API_KEY_FALLBACK_ENV = "SERVECAP_API_KEY"
@@ -71,12 +72,13 @@ class Secrets:
         return sorted(set(raw), key=len, reverse=True)
 
     def redact(self, text: str | None) -> str | None:
-        """`text` (server-supplied, e.g. an error body) with every secret value masked."""
+        """`text` (server-supplied, e.g. an error body) with every secret value masked and
+        its control characters escaped (`clean_text`): it is about to be stored."""
         if not text:
             return text
         for value in self.values():
             text = text.replace(value, MASK)
-        return text
+        return clean_text(text)
 
     def redact_tree(self, data: Any) -> Any:
         """JSON-like `data` (server info) with every string, keys included, redacted."""

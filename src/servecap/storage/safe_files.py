@@ -20,6 +20,7 @@ from typing import IO
 
 from servecap.core.bounded_read import read_bounded
 from servecap.core.errors import DataFormatError
+from servecap.core.text import clean_text
 
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -37,9 +38,12 @@ def safe_name(text: str, fallback: str = "run") -> str:
 
 
 def neutralise_cell(value: object) -> object:
-    """A CSV cell that a spreadsheet will not run as a formula (OWASP CSV injection)."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
+    """A CSV cell that a spreadsheet will not run as a formula (OWASP CSV injection), with
+    no raw control character (every CSV servecap writes passes here)."""
+    if isinstance(value, str):
+        value = clean_text(value)
+        if value.startswith(_FORMULA_START):
+            return "'" + value
     return value
 
 
