@@ -5,6 +5,7 @@ outside JSON. The only outcomes allowed are a parsed value or `UserInputError` (
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from collections.abc import Callable
@@ -58,10 +59,8 @@ def workdir() -> Path:
 
 
 def _parsed_or_user_error(read: Callable[[], object]) -> None:
-    try:
+    with contextlib.suppress(UserInputError):  # the typed error is an allowed outcome
         read()
-    except UserInputError:
-        pass
 
 
 def _file(workdir: Path, name: str, data: bytes) -> Path:
