@@ -173,3 +173,10 @@ def test_a_flag_that_would_be_ignored_is_refused(
     assert_one_error(result, needle)
     assert server.completions == 0
     assert not list(Path.cwd().glob("fault-model-*"))
+
+
+@pytest.mark.parametrize("flags", [["--ttft-slo-ms", "nan"], ["--tps-slo", "nan"],
+                                   ["--think-time-s", "inf"]])
+def test_a_slo_that_is_no_number_is_refused(flags: list[str], tmp_path: Path) -> None:
+    result = invoke(["plan", str(tmp_path), *flags])
+    assert_one_error(result, flags[0])

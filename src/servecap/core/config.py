@@ -109,7 +109,8 @@ class ClientOptions(BaseModel):
 class SLO(BaseModel):
     """Service-level objectives a plan judges levels by (the seed's defaults)."""
 
-    model_config = ConfigDict(extra="forbid")
+    # NaN passes no bound, but Infinity passes `ge=0`: an infinite think time is no SLO
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     ttft_ms: float = Field(default=1000.0, gt=0)
     tps: float = Field(default=15.0, ge=0)
