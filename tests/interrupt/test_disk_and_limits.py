@@ -136,3 +136,50 @@ def test_a_disk_that_fills_mid_run_stops_it_cleanly(
     assert (run_dir / "summary.json").is_file() and not (run_dir / ".servecap-reserve").exists()
     shown = invoke(["show", str(run_dir), "--format", "json"])
     assert shown.exit_code == 0 and "killed" not in shown.stdout, shown.stdout
+
+
+def _mount_tmpfs(where: Path, size: str) -> bool:
+    where.mkdir()
+    try:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs",
+                               str(where)], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def test_a_real_disk_that_fills_mid_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 20 MiB tmpfs filled to the last byte by the server's third answer: rows stop with
+    ENOSPC, and the reserve lets the final run.json and summaries through."""
+    from aiohttp import web
+
+    from tests.servers import fault_server
+
+    disk = tmp_path / "disk"
+    if not _mount_tmpfs(disk, "20m"):
+        pytest.skip("cannot mount a tmpfs here (needs mount rights)")
+    try:
+        async def fill_then_answer(request: web.Request) -> web.StreamResponse:
+            with (disk / "filler").open("ab") as filler:
+                try:
+                    while True:
+                        filler.write(b"\0" * 65536)
+                        filler.flush()
+                except OSError:
+                    pass  # the disk is full
+            return await fault_server.ok(request)
+
+        monkeypatch.setitem(fault_server.FAULTS, "fill", fill_then_answer)
+        with FaultServerThread(FaultServer(queue=["ok", "ok", "fill"])) as thread:
+            args = run_args(thread.base_url, disk / "out")
+            args[args.index("--rounds") + 1] = "30"
+            result = invoke(args)
+        assert result.exception is None, repr(result.exception)
+        assert result.exit_code == 1, result.stderr
+        assert "No space left" in result.stderr and "Traceback" not in result.stderr
+        run_dir = only_run_dir(disk / "out")
+        info = run_info(run_dir)
+        assert info["status"] == "incomplete" and "write failed" in info["stop_reason"]
+        assert len(rows(run_dir)) >= 2 and (run_dir / "summary.json").is_file()
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True, timeout=30)
