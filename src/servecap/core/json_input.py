@@ -30,9 +30,10 @@ def _refuse_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 
 
-def loads(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> Any:
+def loads(data: str | bytes | bytearray, max_depth: int | None = MAX_DEPTH) -> Any:
     """The JSON value of `data`; `json.JSONDecodeError` for anything that is not strict JSON
-    nested at most `max_depth` deep."""
+    nested at most `max_depth` deep (None: only as deep as the parser itself reaches, for a
+    hot reader whose values are type-checked flat, not walked)."""
     text = data.decode("utf-8-sig") if isinstance(data, bytes | bytearray) else data
     value, end = raw_decode(text.strip(), max_depth)
     if end != len(text.strip()):
@@ -40,7 +41,7 @@ def loads(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> Any:
     return value
 
 
-def raw_decode(text: str, max_depth: int = MAX_DEPTH) -> tuple[Any, int]:
+def raw_decode(text: str, max_depth: int | None = MAX_DEPTH) -> tuple[Any, int]:
     """`json.JSONDecoder.raw_decode` made strict and bounded (see the module docstring)."""
     try:
         value, end = _DECODER.raw_decode(text)
@@ -48,7 +49,7 @@ def raw_decode(text: str, max_depth: int = MAX_DEPTH) -> tuple[Any, int]:
         raise json.JSONDecodeError("nested too deeply", text, 0) from None
     except _Constant as exc:
         raise json.JSONDecodeError(str(exc), text, 0) from None
-    if not within_depth(value, max_depth):
+    if max_depth is not None and not within_depth(value, max_depth):
         raise json.JSONDecodeError(f"nested more than {max_depth} deep", text, 0)
     return value, end
 

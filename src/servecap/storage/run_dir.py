@@ -193,7 +193,7 @@ def iter_records(path: Path, skipped: list[int] | None = None) -> Iterator[Reque
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
-                data = json_input.loads(raw)
+                data = json_input.loads(raw, max_depth=None)  # rows are checked flat
                 if isinstance(data, dict) and _plausible_record(data):
                     yield RequestRecord.from_dict(data)
                     continue
