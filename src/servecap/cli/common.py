@@ -84,9 +84,11 @@ def flag_names(exc: ValidationError) -> dict[str, str]:
     return names
 
 
-def out_dir(text: str) -> Path:
+def out_dir(text: str | PurePath) -> Path:
     """An `--out` value: a path, never empty (`--out ''` wrote into the current directory
-    as if `.` had been given)."""
+    as if `.` had been given). Typer passes a default through here as the Path it is."""
+    if isinstance(text, PurePath):
+        return Path(text)
     if not text.strip():
         raise typer.BadParameter("an empty path: name a directory ('.' for the current one)")
     return Path(text)

@@ -69,21 +69,16 @@ def config_fields(flags: WorkloadFlags) -> dict[str, object]:
         _refuse_with_trace(flags)
         return {"input_tokens": tokens_in, "output_tokens": tokens_out,
                 "workload": _spec(flags, False), "load": _replay(flags)}
-    _refuse_unused_lengths(flags, tokens_in)
+    _refuse_unused_lengths(flags)
     workload = _spec(flags, True)
     return {"input_tokens": tokens_in, "output_tokens": tokens_out, "workload": workload}
 
 
-def _refuse_unused_lengths(flags: WorkloadFlags, tokens_in: int) -> None:
-    """A prompt length that would be ignored is refused: a dataset brings its own prompts,
-    and a shared prefix is part of the prompt, so it cannot be longer than the prompt."""
+def _refuse_unused_lengths(flags: WorkloadFlags) -> None:
+    """A prompt length that would be ignored is refused: a dataset brings its own prompts.
+    (A shared prefix longer than `--input-tokens` is used: it comes on top of them.)"""
     if flags.dataset is not None and flags.input_tokens.strip() != str(DEFAULT_INPUT_TOKENS):
         raise UserInputError("--dataset brings its own prompts: drop --input-tokens")
-    if flags.prefix_tokens is not None and flags.prefix_tokens > tokens_in:
-        raise UserInputError(
-            f"--prefix-tokens {flags.prefix_tokens} is longer than the prompt "
-            f"(--input-tokens {tokens_in}): the shared prefix is part of each prompt"
-        )
 
 
 def check_source(config: RunConfig) -> None:
