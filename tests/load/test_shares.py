@@ -81,7 +81,7 @@ def test_auto_is_one_process_until_one_core_is_not_enough():
 
 @pytest.mark.parametrize("level", [
     ClosedLoad(concurrency=[3], rounds=2).levels()[0],
-    OpenLoad(rates=[2.0], requests=5).levels()[0],
+    OpenLoad(rates=[2.0], requests=5, warmup_s=0, cooldown_s=0).levels()[0],
     SessionsLoad(users=[4], think="fixed:1", turns="uniform:1:3").levels()[0],
     FixedLevel(key=LevelKey("fixed", 2), n_requests=2, offsets_ns=(0, 5)),
     PlannedLevel(key=LevelKey("rate", 2.0, "/s"), n_requests=2, targets=((0, 0), (3, 9)), cap=4),
