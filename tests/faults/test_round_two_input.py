@@ -128,17 +128,23 @@ def test_framing_headers_are_refused(header: str, needle: str, tmp_path: Path) -
     assert server.completions == 0
 
 
-def test_a_trace_row_at_a_huge_timestamp_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("times", "extra", "needle"), [
+    ((0, 10, 1e15), [], "--trace-duration"),
+    ((0, 10, 3.6e6), ["--trace-speed", "0.0001"], "--trace-speed"),
+])
+def test_a_replay_without_end_is_refused(
+    times: tuple[float, ...], extra: list[str], needle: str, tmp_path: Path
+) -> None:
     trace = tmp_path / "trace.jsonl"
     rows = [{"timestamp": t, "input_length": 8, "output_length": 4, "hash_ids": [1]}
-            for t in (0, 10, 1e15)]
+            for t in times]
     trace.write_text("".join(json.dumps(r) + "\n" for r in rows))
     server = FaultServer()
     with FaultServerThread(server) as thread:
-        args = run_args(thread.base_url, tmp_path / "out", "--trace", str(trace))
+        args = run_args(thread.base_url, tmp_path / "out", "--trace", str(trace), *extra)
         del args[args.index("--concurrency"):args.index("--concurrency") + 4]  # and --rounds
-        result = invoke(args)
-    assert_one_error(result, "--trace-duration")
+        result = invoke(_without(args, "--input-tokens"))
+    assert_one_error(result, needle)
     assert server.completions == 0
 
 
