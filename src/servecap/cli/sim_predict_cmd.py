@@ -91,9 +91,10 @@ def predict_cmd(
             raise fail_input("--users names the users to run on the model: drop "
                              "--no-check-users")  # fmt: skip
     for flag, value in counts:
-        top = UPPER_BOUNDS.get(flag)
-        if value < 1 or (top is not None and value > top):
-            raise fail_input(f"invalid {flag} {value}: must be 1..{top or 'any'}")
+        if value < 1:
+            raise fail_input(f"invalid {flag} {value}: must be >= 1")
+        if value > UPPER_BOUNDS[flag]:
+            raise fail_input(f"invalid {flag} {value}: must be <= {UPPER_BOUNDS[flag]}")
     levels = parse_levels(concurrency)
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
     prof = predicting_profile(profile)
