@@ -30,6 +30,7 @@ from servecap.api.run.run import run_benchmark_async  # noqa: E402
 from servecap.api.run.run_config import RunConfig  # noqa: E402
 from servecap.client.metrics_scrape import scrape_once  # noqa: E402
 from servecap.core.config import ClientOptions  # noqa: E402
+from servecap.core.secrets import Secrets  # noqa: E402
 from servecap.sim import start_server_process  # noqa: E402
 from servecap.storage.server_metrics_file import ScrapeWriter  # noqa: E402
 
@@ -39,7 +40,7 @@ C = 256
 async def cpu_per_scrape(url: str, full: bool, n: int = 200) -> float:
     """Client CPU seconds of one scrape (fetch, parse in its thread, write the line)."""
     with tempfile.TemporaryDirectory() as tmp:
-        writer = ScrapeWriter(Path(tmp) / "m.jsonl")
+        writer = ScrapeWriter(Path(tmp) / "m.jsonl", Secrets(api_key="sk-bench-key").redact)
         async with aiohttp.ClientSession() as session:
             cpu0 = time.process_time()
             for _ in range(n):

@@ -28,7 +28,8 @@ def slowing_simulator(log: Path, *flags: str) -> Iterator[str]:
 
 def capacity(url: str, out: Path, *flags: str) -> dict[str, object]:
     done = subprocess.run(
-        [*CLI, "capacity", "--base-url", url, "--no-verify", "--out", str(out), *flags], capture_output=True, text=True, timeout=500,
+        [*CLI, "capacity", "--base-url", url, "--no-verify", "--out", str(out), *flags],
+        capture_output=True, text=True, timeout=500,
     )
     assert done.returncode in (3, 4), done.stdout + done.stderr[-2000:]
     return json.loads((out / "capacity.json").read_text())

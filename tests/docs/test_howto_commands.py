@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from servecap.sim.profiles import builtin_profile
 from servecap.sim import SimServerHandle, start_server_in_thread
+from servecap.sim.profiles import builtin_profile
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 

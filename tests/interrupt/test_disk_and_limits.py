@@ -7,6 +7,7 @@ import resource
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,3 +91,95 @@ def test_soft_file_limit_raised_to_fit() -> None:
                           timeout=60, preexec_fn=lambda: _limited(256, 4096))
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stdout) >= 1000
+
+
+class _FillingDisk:
+    """`requests.jsonl` on a disk that fills after `room` rows: every later write (the
+    close's included) fails as a full disk does."""
+
+    def __init__(self, handle: Any, room: int) -> None:
+        self.handle, self.room = handle, room
+        self.closed = False
+
+    def write(self, data: bytes) -> int:
+        if self.room <= 0:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.room -= data.count(b"\n")
+        return int(self.handle.write(data))
+
+    def close(self) -> None:
+        self.closed = True
+        self.handle.close()
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_disk_that_fills_mid_run_stops_it_cleanly(
+    workers: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write error and the close's second one: one message, exit 1, status and
+    summary saved and printed, and `show` names the cause (not "killed")."""
+    real_open = run_dir_module.open_append
+    monkeypatch.setattr(run_dir_module, "open_append",
+                        lambda path, buffered=True: _FillingDisk(real_open(path, buffered), 2))
+    with FaultServerThread(FaultServer()) as thread:
+        args = run_args(thread.base_url, tmp_path / "out", "--workers", workers)
+        args[args.index("--rounds") + 1] = "20"
+        result = invoke(args)
+    assert result.exception is None, repr(result.exception)
+    assert result.exit_code == 1, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
+    assert len(errors) == 1 and "No space left" in errors[0], result.stderr
+    assert "Traceback" not in result.stderr and "(incomplete)" in result.stdout
+    run_dir = only_run_dir(tmp_path / "out")
+    info = run_info(run_dir)
+    assert info["status"] == "incomplete" and "write failed" in info["stop_reason"]
+    assert (run_dir / "summary.json").is_file() and not (run_dir / ".servecap-reserve").exists()
+    shown = invoke(["show", str(run_dir), "--format", "json"])
+    assert shown.exit_code == 0 and "killed" not in shown.stdout, shown.stdout
+
+
+def _mount_tmpfs(where: Path, size: str) -> bool:
+    where.mkdir()
+    try:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs",
+                               str(where)], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def test_a_real_disk_that_fills_mid_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 20 MiB tmpfs filled to the last byte by the server's third answer: rows stop with
+    ENOSPC, and the reserve lets the final run.json and summaries through."""
+    from aiohttp import web
+
+    from tests.servers import fault_server
+
+    disk = tmp_path / "disk"
+    if not _mount_tmpfs(disk, "20m"):
+        pytest.skip("cannot mount a tmpfs here (needs mount rights)")
+    try:
+        async def fill_then_answer(request: web.Request) -> web.StreamResponse:
+            with (disk / "filler").open("ab") as filler:
+                try:
+                    while True:
+                        filler.write(b"\0" * 65536)
+                        filler.flush()
+                except OSError:
+                    pass  # the disk is full
+            return await fault_server.ok(request)
+
+        monkeypatch.setitem(fault_server.FAULTS, "fill", fill_then_answer)
+        with FaultServerThread(FaultServer(queue=["ok", "ok", "fill"])) as thread:
+            args = run_args(thread.base_url, disk / "out")
+            args[args.index("--rounds") + 1] = "30"
+            result = invoke(args)
+        assert result.exception is None, repr(result.exception)
+        assert result.exit_code == 1, result.stderr
+        assert "No space left" in result.stderr and "Traceback" not in result.stderr
+        run_dir = only_run_dir(disk / "out")
+        info = run_info(run_dir)
+        assert info["status"] == "incomplete" and "write failed" in info["stop_reason"]
+        assert len(rows(run_dir)) >= 2 and (run_dir / "summary.json").is_file()
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True, timeout=30)

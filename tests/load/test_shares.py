@@ -81,7 +81,7 @@ def test_auto_is_one_process_until_one_core_is_not_enough():
 
 @pytest.mark.parametrize("level", [
     ClosedLoad(concurrency=[3], rounds=2).levels()[0],
-    OpenLoad(rates=[2.0], requests=5).levels()[0],
+    OpenLoad(rates=[2.0], requests=5, warmup_s=0, cooldown_s=0).levels()[0],
     SessionsLoad(users=[4], think="fixed:1", turns="uniform:1:3").levels()[0],
     FixedLevel(key=LevelKey("fixed", 2), n_requests=2, offsets_ns=(0, 5)),
     PlannedLevel(key=LevelKey("rate", 2.0, "/s"), n_requests=2, targets=((0, 0), (3, 9)), cap=4),
@@ -132,3 +132,15 @@ def test_the_pool_is_sized_without_running_an_adaptive_plan_ahead():
     assert pool_size(RunConfig(), closed, cores=8) == 2
     one = StaticPlan(ClosedLoad(concurrency=[64], rounds=1))
     assert pool_size(RunConfig(), one, cores=8) == 1
+
+
+def test_workers_asked_for_are_capped_at_the_streams_a_level_holds():
+    """`--workers 1000` for a one-stream level starts one process, not hundreds."""
+    from servecap.api.run.plans import StaticPlan
+    from servecap.api.run.run_config import RunConfig
+    from servecap.api.run.run_workers import pool_size
+
+    one = StaticPlan(ClosedLoad(concurrency=[1], rounds=1))
+    assert pool_size(RunConfig(workers=1000), one, cores=2) == 1
+    two = StaticPlan(ClosedLoad(concurrency=[1, 8], rounds=1))
+    assert pool_size(RunConfig(workers=3), two, 2) == 3

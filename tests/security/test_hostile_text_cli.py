@@ -65,3 +65,34 @@ def test_odd_version_bodies_are_data(version: dict, ignored: str, tmp_path: Path
         assert info["deployment"] == version["deployment"]  # what parses is kept
     shown = invoke(["show", str(out)])
     assert ignored in shown.stdout
+
+
+RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e", "\u2066")
+
+
+def _raw_controls(root: Path) -> list[str]:
+    from tests.security.artifacts import artifact_texts
+
+    hits = []
+    for name, data in artifact_texts(root):
+        if name.endswith((".png", ".zip")):
+            continue  # binary (a ZIP's text members are read one by one)
+        text = data.decode("utf-8", errors="ignore")
+        hits += [f"{name}: {c!r}" for c in RAW_CONTROLS if c in text]
+    return hits
+
+
+def test_control_characters_reach_no_file(tmp_path: Path) -> None:
+    """ESC, C1 and bidi overrides from a model id, an error body and /version: escaped in
+    every file a run and its report write (HTML, CSV, JSON, the ZIP's members)."""
+    hostile = f"m{ESCAPES}\u202egnp.exe\u2066"
+    server = FaultServer(queue=["ok", "http_500", "ok"], models=[hostile],
+                         version={"version": hostile, hostile: "key"})
+    out = tmp_path / "out"
+    with FaultServerThread(server) as thread:
+        ran = invoke(run_args(thread.base_url, out))
+    assert ran.exit_code == 0, ran.stderr
+    reported = invoke_report([str(out), "--out", str(tmp_path / "report")])
+    assert reported.exit_code == 0, reported.stderr
+    assert _raw_controls(tmp_path) == []
+    assert "\\u202e" in (only_run_dir(out) / "run.json").read_text()  # kept, visibly

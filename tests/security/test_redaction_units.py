@@ -43,3 +43,18 @@ def test_no_part_of_userinfo_is_shown(url: str) -> None:
 def test_urls_without_userinfo_are_unchanged() -> None:
     assert hide_userinfo("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
     assert strip_credentials("http://u:p@127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("http://h/v1?api-key=SECRET", "http://h/v1?api-key=***"),
+    ("http://u:SECRET@h:8/v1?key=SECRET&api-version=2#frag",
+     "http://h:8/v1?key=***&api-version=2#frag"),
+    ("http://h/v1?access_token=SECRET&X-Api-Key=SECRET&flag",
+     "http://h/v1?access_token=***&X-Api-Key=***&flag"),
+    ("http://h/v1?sig=SECRET&password=SECRET&model=m", "http://h/v1?sig=***&password=***&model=m"),
+    ("http://h/v1", "http://h/v1"),
+])
+def test_public_url_masks_userinfo_and_query_keys(url: str, shown: str) -> None:
+    from servecap.core.urls import public_url
+
+    assert public_url(url) == shown

@@ -159,3 +159,53 @@ def test_a_preflight_error_listing_echoed_models_is_redacted(tmp_path: Path) -> 
                         env={"OPENAI_API_KEY": KEY})
     assert result.exit_code == 2 and "not served" in result.stderr
     assert find_secret(tmp_path, SECRETS, {"err": result.stderr + result.stdout}) == []
+
+
+def test_metrics_labels_that_echo_headers_are_redacted(tmp_path: Path) -> None:
+    """A `/metrics` whose labels echo every request header: the bearer token, a cookie, an
+    `x-api-key`, a `--header` value and URL credentials reach it; `server_metrics.jsonl` and
+    every other artifact show `***`."""
+    server = FaultServer(echo_metrics=True)
+    with FaultServerThread(server) as thread:
+        url = thread.base_url.replace("http://", f"http://user:{URL_PASSWORD}@")
+        out = tmp_path / "out"
+        ran = invoke(run_args(url, out, "--header", f"Cookie: session={HEADER_SECRET}",
+                              "--header", "x-api-key: xk-CANARY-91b2"),
+                     env={"OPENAI_API_KEY": "", "SERVECAP_API_KEY": ""})
+    assert ran.exit_code == 0, ran.stderr
+    run_dir = only_run_dir(out)
+    stored = (run_dir / "server_metrics.jsonl").read_text()
+    assert "***" in stored and "vllm:num_requests_running" in stored
+    auth = {h.get("Authorization", "") for h in server.seen_headers}
+    found = find_secret(tmp_path, [*SECRETS, "xk-CANARY-91b2", next(iter(auth))[6:]],
+                        {"out": ran.stdout + ran.stderr})
+    assert found == []
+
+
+def test_a_key_in_the_base_url_query_is_never_stored() -> None:
+    from servecap.api.run.run_config import RunConfig
+    from servecap.core.config import ClientOptions
+    from servecap.core.secrets import Secrets, split_url_credentials
+
+    url = f"http://127.0.0.1:9/v1?api-version=2&api-key={KEY}&Key={HEADER_SECRET}"
+    client = ClientOptions(base_url=url)
+    bare, secrets = split_url_credentials(client, Secrets())
+    assert bare.base_url == url  # requests still carry it
+    stored = str(RunConfig(client=bare, server_metrics=url).stored())
+    assert KEY not in stored and HEADER_SECRET not in stored and "api-version=2" in stored
+    assert secrets.redact(f"echo {KEY} {HEADER_SECRET}") == "echo *** ***"
+
+
+def test_compare_never_stores_url_credentials(tmp_path: Path) -> None:
+    server = FaultServer(default="ok")
+    with FaultServerThread(server) as thread:
+        url = thread.base_url.replace("http://", f"http://user:{URL_PASSWORD}@")
+        result = invoke(["compare", "--target", f"a={url}", "--target", f"b={url}",
+                         "--repeats", "1", "--concurrency", "1", "--rounds", "1",
+                         "--warmup", "0", "--output-tokens", "4", "--input-tokens", "8",
+                         "--out", str(tmp_path / "cmp")],
+                        env={"OPENAI_API_KEY": "", "SERVECAP_API_KEY": ""})
+    assert result.exit_code == 0, result.stderr + repr(result.exception)
+    assert list((tmp_path / "cmp").rglob("comparison.json"))
+    outputs = {"out": result.stdout + result.stderr}
+    assert find_secret(tmp_path, SECRETS, outputs) == []

@@ -225,6 +225,12 @@ async def zero_tokens(request: web.Request) -> web.StreamResponse:
     return await finish(response, chunk({"content": ""}, finish="stop"), usage_chunk(0), DONE)
 
 
+async def negative_usage(request: web.Request) -> web.StreamResponse:
+    response = await open_stream(request)
+    await write_tokens(response, TOKENS)
+    return await finish(response, chunk(finish="stop"), usage_chunk(-50, prompt=-7), DONE)
+
+
 async def reasoning_only(request: web.Request) -> web.StreamResponse:
     response = await open_stream(request)
     await write_tokens(response, TOKENS, key="reasoning_content")
@@ -300,6 +306,7 @@ FAULTS: dict[str, Fault] = {
     "usage_missing": usage_missing,
     "zero_tokens": zero_tokens,
     "reasoning_only": reasoning_only,
+    "negative_usage": negative_usage,
     "tool_call_only": tool_call_only,
     "drop_after_read": drop_after_read,
     "ok_then_close": ok_then_close,
@@ -315,6 +322,8 @@ class FaultServer:
     models: list[str] = field(default_factory=lambda: [MODEL])
     version: dict[str, Any] | None = None  # served at /version when set
     echo_info: bool = False  # /version and /v1/models echo the request's headers
+    echo_metrics: bool = False  # /metrics labels echo the request's headers (a gateway's)
+    models_body: bytes | None = None  # served verbatim as /v1/models when set
     redirect_to: str = ""  # the origin `redirect_307` sends clients to
     completions: int = 0
     seen_headers: list[dict[str, str]] = field(default_factory=list)
@@ -330,6 +339,8 @@ class FaultServer:
     def app(self) -> web.Application:
         async def models(request: web.Request) -> web.Response:
             self.seen_headers.append(dict(request.headers))
+            if self.models_body is not None:
+                return web.Response(body=self.models_body, content_type="application/json")
             ids = list(self.models)
             if self.echo_info:  # a careless gateway lists what it was sent
                 ids += [f"{k}: {v}" for k, v in request.headers.items()]
@@ -347,8 +358,17 @@ class FaultServer:
                 raise web.HTTPNotFound()
             return web.json_response(self.version)
 
+        async def metrics(request: web.Request) -> web.Response:
+            labels = ",".join(f'h{i}="{v}"' for i, v in enumerate(request.headers.values())
+                              if '"' not in v and "\\" not in v)
+            text = (f"vllm:num_requests_running{{{labels}}} 1\n"
+                    f"vllm:num_requests_waiting{{path=\"{request.path_qs}\"}} 0\n")
+            return web.Response(text=text, content_type="text/plain")
+
         app = web.Application()
         app[REDIRECT_TO] = self.redirect_to
+        if self.echo_metrics:  # a test may route /metrics itself
+            app.router.add_get("/metrics", metrics)
         app.router.add_get("/v1/models", models)
         app.router.add_get("/version", version)
         app.router.add_post("/v1/chat/completions", completions)

@@ -6,6 +6,7 @@ import functools
 import sys
 from collections.abc import Callable
 from enum import StrEnum
+from pathlib import Path, PurePath
 from typing import Annotated, ParamSpec, TypeVar
 
 import typer
@@ -30,19 +31,67 @@ def fail_input(message: str) -> typer.Exit:
 
 
 def user_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Turn servecap's own errors into one line on stderr and exit status 2, no traceback."""
+    """Turn servecap's own errors into one line on stderr and exit status 2, no traceback.
+
+    Every command goes through here, so two classes of bad input are caught once for all of
+    them: an argument that is not UTF-8 (the shell passes bytes; Python keeps the bad ones as
+    lone surrogates, which fail much later, when written), refused before the command runs;
+    and a config model that refuses a value, whichever flag built it, named by its flag."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
+            check_utf8(kwargs)
             return func(*args, **kwargs)
         except UserInputError as exc:
             raise fail_input(str(exc)) from None
+        except ValidationError as exc:
+            raise fail_input(str(user_input_error(exc, flag_names(exc)))) from None
         except ServecapError as exc:
             print(f"error: {printable(exc)}", file=sys.stderr)
             raise typer.Exit(1) from None
 
     return wrapper
+
+
+def _surrogates(value: object) -> bool:
+    if isinstance(value, str | PurePath):
+        try:
+            str(value).encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, list | tuple):
+        return any(_surrogates(v) for v in value)
+    return False
+
+
+def check_utf8(kwargs: dict[str, object]) -> None:
+    """Refuse an argument that is not UTF-8 text (naming its flag, never echoing it)."""
+    for name, value in kwargs.items():
+        if _surrogates(value):
+            raise UserInputError(f"--{name.replace('_', '-')} is not valid UTF-8 text")
+
+
+def flag_names(exc: ValidationError) -> dict[str, str]:
+    """A model field's flag by its own name (`prefix_groups` -> `--prefix-groups`), for a
+    model whose command has no map of its own."""
+    names = {}
+    for problem in exc.errors():
+        loc = tuple(problem["loc"])
+        if loc:
+            names[".".join(str(p) for p in loc)] = "--" + str(loc[-1]).replace("_", "-")
+    return names
+
+
+def out_dir(text: str | PurePath) -> Path:
+    """An `--out` value: a path, never empty (`--out ''` wrote into the current directory
+    as if `.` had been given). Typer passes a default through here as the Path it is."""
+    if isinstance(text, PurePath):
+        return Path(text)
+    if not text.strip():
+        raise typer.BadParameter("an empty path: name a directory ('.' for the current one)")
+    return Path(text)
 
 
 # What the SLO flags set, by the model's field names: validation messages name the flag.

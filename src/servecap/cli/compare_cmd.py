@@ -24,6 +24,7 @@ from servecap.cli.common import (
     ThinkTimeOption,
     TpsSloOption,
     TtftSloOption,
+    out_dir,
     slo_from_flags,
     user_errors,
 )
@@ -107,8 +108,8 @@ def compare(
     extra_body: Annotated[str | None, typer.Option(help="JSON for every request")] = None,
     allow_different_models: Annotated[bool, typer.Option(
         "--allow-different-models", help="Compare targets that serve different models")] = False,
-    out: Annotated[Path, typer.Option("--out", help="Directory for the comparison")] = Path(
-        "results"),
+    out: Annotated[Path, typer.Option(
+        "--out", parser=out_dir, help="Directory for the comparison")] = Path("results"),
     ttft_slo_ms: TtftSloOption = SLO_DEFAULTS.ttft_ms,
     tps_slo: TpsSloOption = SLO_DEFAULTS.tps,
     think_time_s: ThinkTimeOption = SLO_DEFAULTS.think_time_s,

@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from servecap.cli.common import EXIT_INTERRUPTED, user_errors
+from servecap.cli.common import EXIT_INTERRUPTED, out_dir, user_errors
 from servecap.core.config import parse_levels
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
@@ -125,7 +125,7 @@ def _print_verification(console: Console, result: DemoResult) -> None:
 
 @user_errors
 def demo(
-    out: Annotated[Path, typer.Option(help="Where runs and the report go")] = Path(
+    out: Annotated[Path, typer.Option(parser=out_dir, help="Where runs and the report go")] = Path(
         "demo-output"
     ),
     rounds: Annotated[int, typer.Option(min=1, help="Requests per level = rounds x c")] = 10,

@@ -20,6 +20,7 @@ from servecap.cli.common import (
     TpsSloOption,
     TtftSloOption,
     fail_input,
+    out_dir,
     slo_from_flags,
     user_errors,
 )
@@ -80,7 +81,8 @@ def show(
 @user_errors
 def import_summary(
     file: Annotated[Path, typer.Argument(help="CSV with a config column, one row per level")],
-    out: Annotated[Path, typer.Option(help="Directory to write the runs into")] = Path(
+    out: Annotated[
+        Path, typer.Option(parser=out_dir, help="Directory to write the runs into")] = Path(
         "results"
     ),
 ) -> None:

@@ -14,6 +14,7 @@ from servecap.cli.common import (
     ThinkTimeOption,
     TpsSloOption,
     TtftSloOption,
+    out_dir,
     slo_from_flags,
     user_errors,
 )
@@ -47,7 +48,8 @@ def report_options(
 @user_errors
 def report(
     runs: Annotated[list[Path], typer.Argument(help="Run directories or directories of runs")],
-    out: Annotated[Path, typer.Option("--out", help="Directory to write the report into")],
+    out: Annotated[Path, typer.Option(
+        "--out", parser=out_dir, help="Directory to write the report into")],
     title: Annotated[str | None, typer.Option(help="Report title")] = None,
     pair: Annotated[
         list[str] | None, typer.Option("--pair", help="SPEC:BASE run names to compare")

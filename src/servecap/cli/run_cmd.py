@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import signal
@@ -26,10 +25,11 @@ from servecap.cli import run_flags_plan as pf
 from servecap.cli import run_flags_sessions as sf
 from servecap.cli import run_flags_workers as wk
 from servecap.cli import run_flags_workload as wf
-from servecap.cli.common import EXIT_INTERRUPTED, fail_input, user_errors
+from servecap.cli.common import EXIT_INTERRUPTED, fail_input, out_dir, user_errors
 from servecap.cli.tables import levels_table, print_table
+from servecap.core import json_input
 from servecap.core.config import ClientOptions, parse_levels, validate_base_url
-from servecap.core.errors import UserInputError
+from servecap.core.errors import RunAborted, UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.core.numbers import fmt_number
 from servecap.core.records import RequestRecord
@@ -55,7 +55,7 @@ RUN_FLAGS = {
     # the CLI's load plan is the closed sweep these define, or a replay of --trace
     "load": "--concurrency/--rounds/--trace",
     "server_metrics": "--server-metrics", "metrics_hz": "--metrics-hz",
-    "workers": "--workers", "ray_address": "--ray",
+    "workers": "--workers", "ray_address": "--ray", "outage_s": "--outage-s",
     "find_cmax": "--find-cmax/--budget",
     "client.base_url": "--base-url", "client.api_key_env": "--api-key-env",
     "client.header_names": "--header", "client.insecure": "--insecure",
@@ -149,7 +149,7 @@ def parse_extra_body(text: str | None) -> dict[str, Any]:
     if not text:
         return {}
     try:
-        value = json.loads(text)
+        value = json_input.loads(text)  # no NaN: a request body must be JSON
     except ValueError as exc:
         raise UserInputError(f"--extra-body is not valid JSON: {exc}") from exc
     if not isinstance(value, dict):
@@ -182,7 +182,7 @@ def build_config(**kw: Any) -> RunConfig:
             server_metrics=kw.get("server_metrics", RUN.server_metrics),
             metrics_hz=kw.get("metrics_hz", RUN.metrics_hz),
             workers=kw.get("workers"), ray_address=kw.get("ray_address"),
-            find_cmax=kw.get("find_cmax"),
+            find_cmax=kw.get("find_cmax"), outage_s=kw.get("outage_s", RUN.outage_s),
         )
     except ValidationError as exc:
         raise user_input_error(exc, RUN_FLAGS) from exc
@@ -243,7 +243,8 @@ def run(
         CLIENT.connect_timeout_s
     ),
     name: Annotated[str | None, typer.Option(help="Run name (default: model)")] = None,
-    out: Annotated[Path, typer.Option(help="Results directory")] = Path(RUN.out_dir),
+    out: Annotated[Path, typer.Option(parser=out_dir, help="Results directory")] = Path(
+        RUN.out_dir),
     seed: Annotated[int, typer.Option(help="Prompt shuffle seed")] = RUN.seed,
     api_key_env: Annotated[str, typer.Option(help="Env var holding the API key")] = (
         CLIENT.api_key_env
@@ -291,6 +292,9 @@ def run(
     ttft_slo_ms: cf.CmaxTtftOption = cf.SLO_DEFAULTS.ttft_ms,
     tps_slo: cf.CmaxTpsOption = cf.SLO_DEFAULTS.tps,
     stat: cf.CmaxStatOption = cf.STAT_DEFAULT,
+    outage_s: Annotated[float, typer.Option(
+        help="Stop the run (exit 1, kept) once only failures have ended for this long, s")
+    ] = RUN.outage_s,
 ) -> None:
     """Sweep a server and save the run: concurrency, --rate, --users, --trace or --load.
 
@@ -324,11 +328,16 @@ def run(
         headers=headers, extra_body=parse_extra_body(extra_body), insecure=insecure,
         ca_bundle=ca_bundle, notes=notes, server_metrics=server_metrics, metrics_hz=metrics_hz,
         **wk.config_fields(workers, ray),
-        find_cmax=search,
+        find_cmax=search, outage_s=outage_s,
     )
     wf.check_source(config)
     console = Console(stderr=True)
-    outcome = execute(config, Secrets.from_env(api_key_env, headers), console)
+    try:
+        outcome = execute(config, Secrets.from_env(api_key_env, headers), console)
+    except RunAborted as exc:
+        if isinstance(exc.outcome, RunOutcome):  # what was measured, before the error
+            print_outcome(config, exc.outcome)
+        raise
     print_outcome(config, outcome)
 
 

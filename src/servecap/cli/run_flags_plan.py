@@ -62,10 +62,30 @@ def check_one_load_model(flags: LoadFlags) -> None:
         raise UserInputError("--rate and --users are two load models; give one of them")
 
 
+def check_no_flag_ignored(flags: LoadFlags) -> None:
+    """Refuse a flag the chosen load model would not use: it was silently ignored before
+    (`--requests` in a closed loop, `--think-time` without `--users`, ...)."""
+    unused: list[tuple[str, bool, str]] = [
+        ("--requests", flags.requests is not None and flags.rate is None, "--rate"),
+        ("--max-concurrency", flags.max_concurrency is not None and flags.rate is None,
+         "--rate"),
+        ("--arrival", flags.arrival != "poisson" and flags.rate is None, "--rate"),
+        ("--burstiness", flags.burstiness != 1.0 and flags.arrival != "gamma",
+         "--arrival gamma"),
+        ("--think-time", flags.think_time != sf.DEFAULTS.think and flags.users is None,
+         "--users"),
+        ("--turns", flags.turns is not None and flags.users is None, "--users"),
+    ]
+    for flag, ignored, needs in unused:
+        if ignored and flags.load is None:
+            raise UserInputError(f"{flag} needs {needs}; without it the flag does nothing")
+
+
 def plan_fields(flags: LoadFlags) -> dict[str, Any]:
     """RunConfig fields for these flags: input/output tokens, `workload` and `load` (None:
     the closed sweep of `--concurrency`). Bad input raises UserInputError before any load."""
     check_one_load_model(flags)
+    check_no_flag_ignored(flags)
     chosen = lf.any_load(flags.load, flags.seed, flags.others())
     fields = config_fields(flags.workload)
     given_c = flags.concurrency is not None

@@ -47,6 +47,11 @@ def _headline(pred: Prediction, statistic: str) -> str:
     )
 
 
+# Each is work done on this machine, in virtual time but for real: `--draws 1000000000` never
+# ended. The bounds are far above any use (a draw of the default sweep takes ~1 s).
+UPPER_BOUNDS = {"--draws": 1000, "--rounds": 100_000, "--users": 1_000_000,
+                "--input-tokens": 10_000_000, "--output-tokens": 10_000_000}
+
 @user_errors
 def predict_cmd(
     profile: Annotated[str, typer.Argument(help="Built-in profile name or a .toml/.json file")],
@@ -88,6 +93,8 @@ def predict_cmd(
     for flag, value in counts:
         if value < 1:
             raise fail_input(f"invalid {flag} {value}: must be >= 1")
+        if value > UPPER_BOUNDS[flag]:
+            raise fail_input(f"invalid {flag} {value}: must be <= {UPPER_BOUNDS[flag]}")
     levels = parse_levels(concurrency)
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
     prof = predicting_profile(profile)

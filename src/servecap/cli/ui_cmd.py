@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from servecap.cli.common import user_errors
+from servecap.core.errors import UserInputError
+from servecap.core.text import printable
 
 
 def streamlit_command(results: Path, port: int, host: str) -> list[str]:
@@ -41,6 +46,26 @@ def default_results(cwd: Path) -> Path:
     return DEFAULT_RESULTS[0]
 
 
+def check_address(host: str, port: int) -> None:
+    """The app can listen at `host:port`: a bad host or a port in use is bad input (exit 2),
+    said here, not as Streamlit's traceback after the exec."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError, ValueError) as exc:
+        raise UserInputError(f"invalid --host {printable(host)!r}: {exc}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Streamlit binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise UserInputError(
+                f"cannot listen on {printable(host)}:{port}: {exc.strerror or exc}"
+                " (another app on that port? use --port)"
+            ) from None
+
+
+@user_errors
 def ui(
     results: Annotated[Path | None, typer.Option(
         help="Directory of saved runs, searched three folders deep (default: ./results, "
@@ -54,6 +79,7 @@ def ui(
     if importlib.util.find_spec("streamlit") is None:
         typer.echo("servecap ui needs Streamlit: pip install 'servecap[ui]'", err=True)
         raise typer.Exit(2)
+    check_address(host, port)
     if results is None:
         results = default_results(Path.cwd())
     typer.echo(f"servecap ui on http://{host}:{port} (results in {results})")

@@ -14,6 +14,7 @@ import orjson
 
 from servecap.client.failures import fail
 from servecap.core.records import RequestRecord
+from servecap.core.text import clean_text
 
 DONE = "[DONE]"
 
@@ -81,7 +82,7 @@ class ChunkReader:
             self._token(content, reasoning, usage, arrived_at)
         finish = choice.get("finish_reason")
         if finish:
-            self.record.finish_reason = str(finish)
+            self.record.finish_reason = clean_text(str(finish)[:100])  # server text
         return None
 
     def _token(self, content: str | None, reasoning: str | None, usage: Any,
@@ -96,21 +97,22 @@ class ChunkReader:
         record.output_chars += len(content or "") + len(reasoning or "")
         if content and self.answer is not None:
             self.answer.append(content)
-        if type(usage) is dict and type(usage.get("completion_tokens")) is int:
+        if type(usage) is dict and _count(usage.get("completion_tokens")):
             tokens = usage["completion_tokens"]
-            record.chunk_tokens.append(tokens - self.last_completion_tokens)
-            self.last_completion_tokens = tokens
+            if tokens >= self.last_completion_tokens:  # a count that goes back is no count
+                record.chunk_tokens.append(tokens - self.last_completion_tokens)
+                self.last_completion_tokens = tokens
 
     def _finish_reason(self, choice: dict[str, Any]) -> None:
         finish = choice.get("finish_reason")
         if finish:
-            self.record.finish_reason = str(finish)
+            self.record.finish_reason = clean_text(str(finish)[:100])  # server text
 
     def _usage(self, usage: dict[str, Any]) -> None:
         prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        if isinstance(prompt, int):
+        if _count(prompt):
             self.record.prompt_tokens = prompt
-        if isinstance(completion, int):
+        if _count(completion):
             self.record.completion_tokens = completion
             self.record.token_source = "usage"
 
@@ -135,6 +137,15 @@ class ChunkReader:
         record.missing_done = not self.done  # ended on finish_reason alone: counted, kept
 
 
+MAX_USAGE_TOKENS = 100_000_000
+
+
+def _count(value: Any) -> bool:
+    """A token count a server may report: an integer in 0..1e8. A negative (or absurd) one is
+    garbage that would make TPS negative: ignored, so the count is estimated instead."""
+    return type(value) is int and 0 <= value <= MAX_USAGE_TOKENS
+
+
 def _error_text(chunk: dict[str, Any]) -> str:
     error = chunk.get("error")
     if isinstance(error, dict):
@@ -147,5 +158,5 @@ def _numbers(values: dict[str, Any]) -> dict[str, float]:
     kept: dict[str, float] = {}
     for key, value in list(values.items())[:20]:
         if isinstance(value, int | float) and not isinstance(value, bool):
-            kept[str(key)[:50]] = float(value)
+            kept[clean_text(str(key)[:50])] = float(value)
     return kept

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
@@ -11,14 +10,17 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 
 from servecap.client.failures import describe_exception, reason_for_exception
-from servecap.core.config import ClientOptions, strip_credentials, v1_hint
+from servecap.core import json_input
+from servecap.core.config import ClientOptions, v1_hint
 from servecap.core.errors import UserInputError
-from servecap.core.urls import hide_userinfo
+from servecap.core.urls import hide_userinfo, public_url
 
 # Endpoints engines use to describe themselves: vLLM, SGLang, llama.cpp, Ollama, the simulator.
 INFO_PATHS: tuple[str, ...] = ("/version", "/get_server_info", "/props", "/api/version")
 INFO_HEADERS: tuple[str, ...] = ("server", "x-served-by")
 
+
+MODELS_LIMIT = 16 * 1024 * 1024  # bytes of a `/models` body read at most
 
 def server_root(base_url: str) -> str:
     """`http://host:port/v1` -> `http://host:port` (engine info lives at the root)."""
@@ -27,10 +29,23 @@ def server_root(base_url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path.rstrip("/"), "", ""))
 
 
+async def read_at_most(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The body up to `limit` bytes (`content.read(n)` may stop short of n before EOF)."""
+    parts: list[bytes] = []
+    size = 0
+    while size < limit:
+        part = await response.content.read(limit - size)
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)
+
+
 async def list_models(session: aiohttp.ClientSession, options: ClientOptions) -> list[str]:
     """Model ids from `GET /models`; an unreachable server is a user error (exit 2)."""
     url = options.base_url + "/models"
-    shown = strip_credentials(url)
+    shown = public_url(url)
     timeout = aiohttp.ClientTimeout(total=min(30.0, options.timeout_s))
     try:
         async with session.get(url, timeout=timeout, allow_redirects=False) as response:
@@ -44,7 +59,10 @@ async def list_models(session: aiohttp.ClientSession, options: ClientOptions) ->
             if response.status >= 400:
                 hint = v1_hint(options.base_url, response.status)
                 raise UserInputError(f"{shown} answered HTTP {response.status}{hint}")
-            data = await response.json(content_type=None)
+            body = await read_at_most(response, MODELS_LIMIT + 1)
+            if len(body) > MODELS_LIMIT:
+                raise ValueError(f"a model list over {MODELS_LIMIT} bytes")
+            data = json_input.loads(body)  # bounded: nesting and size
     except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
         reason = reason_for_exception(exc)
         raise UserInputError(
@@ -53,7 +71,9 @@ async def list_models(session: aiohttp.ClientSession, options: ClientOptions) ->
     items = data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise UserInputError(f"{shown} did not return an OpenAI model list")
-    return [str(item["id"]) for item in items if isinstance(item, dict) and "id" in item]
+    # an id that is not text (`null`, a number) names no model: never run as "None"
+    return [item["id"] for item in items
+            if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"]]
 
 
 async def probe_server(
@@ -137,9 +157,9 @@ async def _get_json(
         headers = {k.lower(): v for k, v in response.headers.items()}
         if response.status != 200:
             return None, headers
-        body = await response.content.read(256 * 1024)
+        body = await read_at_most(response, 256 * 1024)
         try:
-            return json.loads(body), headers
+            return json_input.loads(body), headers
         except ValueError:
             return None, headers
 

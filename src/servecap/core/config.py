@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from servecap.core.errors import UserInputError
-from servecap.core.urls import hide_userinfo, strip_credentials
+from servecap.core.urls import hide_userinfo, public_url
 
 Endpoint = Literal["chat", "completions"]
 Statistic = Literal["p90", "mean"]
@@ -27,7 +27,7 @@ def v1_hint(base_url: str, status: int) -> str:
     path = urlsplit(base_url).path.rstrip("/")
     if status != 404 or path.endswith("/v1"):
         return ""
-    return f" (did you mean {strip_credentials(base_url.rstrip('/'))}/v1?)"
+    return f" (did you mean {public_url(base_url.rstrip('/'))}/v1?)"
 
 
 def validate_base_url(url: str) -> str:
@@ -68,6 +68,13 @@ def parse_levels(text: str, flag: str = "--concurrency") -> list[int]:
     return sorted(set(levels))
 
 
+# Headers the HTTP client writes itself (framing, routing, connection management).
+CLIENT_OWNED_HEADERS = frozenset({
+    "content-length", "transfer-encoding", "host", "connection", "keep-alive", "upgrade",
+    "te", "trailer", "expect", "proxy-connection",
+})
+
+
 class ClientOptions(BaseModel):
     """How the client talks to the server; shared by runs and preflight."""
 
@@ -87,11 +94,23 @@ class ClientOptions(BaseModel):
     def _check_url(cls, value: str) -> str:
         return validate_base_url(value)
 
+    @field_validator("header_names")
+    @classmethod
+    def _no_framing(cls, names: list[str]) -> list[str]:
+        """A header that frames or routes the request is the client's own: a second
+        `Content-Length` or a `Transfer-Encoding` makes the server wait for a body that never
+        comes (a hang, then a misleading HTTP 408)."""
+        for name in names:
+            if name.lower() in CLIENT_OWNED_HEADERS:
+                raise ValueError(f"{name} is set by servecap for every request; drop it")
+        return names
+
 
 class SLO(BaseModel):
     """Service-level objectives a plan judges levels by (the seed's defaults)."""
 
-    model_config = ConfigDict(extra="forbid")
+    # NaN passes no bound, but Infinity passes `ge=0`: an infinite think time is no SLO
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     ttft_ms: float = Field(default=1000.0, gt=0)
     tps: float = Field(default=15.0, ge=0)

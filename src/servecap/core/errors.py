@@ -21,4 +21,11 @@ class SSEProtocolError(ServecapError):
 
 
 class RunAborted(ServecapError):
-    """A run stopped early (signal, disk full); what was measured is already on disk."""
+    """A run stopped early (signal, disk full); what was measured is already on disk.
+
+    `outcome` is what the run had measured (its levels, its saved status), for the front end
+    to show; None where there is nothing to show."""
+
+    def __init__(self, message: str, outcome: object = None) -> None:
+        super().__init__(message)
+        self.outcome = outcome

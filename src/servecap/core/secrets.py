@@ -17,7 +17,8 @@ from urllib.parse import unquote, urlsplit
 
 from servecap.core.config import ClientOptions
 from servecap.core.errors import UserInputError
-from servecap.core.urls import strip_credentials
+from servecap.core.text import clean_text
+from servecap.core.urls import secret_query_values, strip_credentials
 
 API_KEY_FALLBACK_ENV = "SERVECAP_API_KEY"
 MASK = "***"
@@ -71,12 +72,13 @@ class Secrets:
         return sorted(set(raw), key=len, reverse=True)
 
     def redact(self, text: str | None) -> str | None:
-        """`text` (server-supplied, e.g. an error body) with every secret value masked."""
+        """`text` (server-supplied, e.g. an error body) with every secret value masked and
+        its control characters escaped (`clean_text`): it is about to be stored."""
         if not text:
             return text
         for value in self.values():
             text = text.replace(value, MASK)
-        return text
+        return clean_text(text)
 
     def redact_tree(self, data: Any) -> Any:
         """JSON-like `data` (server info) with every string, keys included, redacted."""
@@ -100,7 +102,11 @@ def split_url_credentials(
 ) -> tuple[ClientOptions, Secrets]:
     """`http://user:pass@host/v1`: the password becomes a Basic Authorization header and the
     URL every request (and every error message) uses is bare. An API key as well is refused:
-    both would set Authorization."""
+    both would set Authorization. A key in the query (`?api-key=...`) stays in the URL
+    requests use and joins the values `redact` masks (stored URLs show it as `***`)."""
+    in_query = secret_query_values(client.base_url)
+    if in_query:
+        secrets = Secrets(secrets.api_key, secrets.headers, [*secrets.also_redact, *in_query])
     parts = urlsplit(client.base_url)
     if parts.username is None and parts.password is None:
         return client, secrets

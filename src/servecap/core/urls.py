@@ -1,9 +1,9 @@
-"""Showing and storing URLs without their `user:password@` part."""
+"""Showing and storing URLs without their `user:password@` part or a key in their query."""
 
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 MASK = "***"
 # `scheme://` then everything up to the last `@` is userinfo. Found by hand, not by urlsplit,
@@ -22,8 +22,41 @@ def hide_userinfo(url: str) -> str:
     return url[:start] + MASK + url[at:]
 
 
+# Query parameters that carry a credential (`?api-key=`, `?key=`, `?access_token=`, `?sig=`):
+# matched on the name with `-`/`_` removed, so every spelling is caught.
+_SECRET_PARAM = re.compile(r"key|token|secret|pass|pwd|auth|sig|credential|session", re.I)
+
+
+def secret_query_values(url: str) -> list[str]:
+    """The values of `url`'s query parameters whose names say they hold a credential."""
+    try:
+        pairs = parse_qsl(urlsplit(url).query, keep_blank_values=True)
+    except ValueError:
+        return []
+    return [v for k, v in pairs if v and _SECRET_PARAM.search(k.replace("-", "").replace("_", ""))]
+
+
+def mask_query(url: str) -> str:
+    """`url` with the value of every credential-like query parameter replaced by `***`."""
+    base, sep, rest = url.partition("?")
+    if not sep:
+        return url
+    query, hash_, fragment = rest.partition("#")
+    items = []
+    for item in query.split("&"):
+        name, eq, _ = item.partition("=")
+        secret = eq and _SECRET_PARAM.search(name.replace("-", "").replace("_", ""))
+        items.append(f"{name}={MASK}" if secret else item)
+    return base + "?" + "&".join(items) + hash_ + fragment
+
+
+def public_url(url: str) -> str:
+    """The URL as it may be stored or shown: no `user:password@`, no key in its query."""
+    return mask_query(strip_credentials(url))
+
+
 def strip_credentials(url: str) -> str:
-    """The URL without `user:password@`, so it can be stored and shown."""
+    """The URL without `user:password@` (requests still use its query; see `public_url`)."""
     parts = urlsplit(url.strip())
     try:
         port = parts.port

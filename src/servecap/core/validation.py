@@ -34,7 +34,9 @@ def first_problem(
     if not problems:
         return "invalid data"
     where = problem_location(tuple(problems[0]["loc"]), names) or whole
-    message = " ".join(str(problems[0]["msg"]).split())[:MAX_MESSAGE_CHARS]
+    # "Value error, " is pydantic's wrapper around a validator's own message
+    message = " ".join(str(problems[0]["msg"]).removeprefix("Value error, ").split())
+    message = message[:MAX_MESSAGE_CHARS]
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return f"{where}: {message}{more}"
 

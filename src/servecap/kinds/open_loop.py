@@ -155,6 +155,15 @@ class OpenLoad(LoadPlan):
                 f"the warm-up ({self.warmup_s:g} s) and cool-down ({self.cooldown_s:g} s) "
                 f"leave nothing of a {self.duration_s:g} s level to measure"
             )
+        if self.requests is not None:
+            # the arrivals' expected span at the highest rate (the shortest level)
+            span = self.requests / max(self.rates)
+            if self.warmup_s + self.cooldown_s >= span:
+                raise ValueError(
+                    f"{self.requests} requests at {max(self.rates):g}/s arrive in about "
+                    f"{span:g} s, all inside the warm-up ({self.warmup_s:g} s) and cool-down "
+                    f"({self.cooldown_s:g} s): nothing would be measured"
+                )
         return self
 
     def levels(self) -> list[OpenLevel]:

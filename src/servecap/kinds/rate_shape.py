@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field, field_validator
 
+from servecap.core.bounded_read import read_bounded
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
@@ -161,10 +162,13 @@ def _sine(text: str, args: list[str]) -> RateShape:
     return RateShape(text, dur, sine=(mean, amp, period))
 
 
+SHAPE_LIMIT = 64 * 1024 * 1024  # bytes of a rate shape file read at most
+
+
 def _read_text(path: Path) -> str:
     """The file's text; every way of failing to read it becomes one message naming it."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return read_bounded(path, SHAPE_LIMIT, "rate shape file").decode("utf-8-sig")
     except FileNotFoundError:
         raise UserInputError(f"rate shape file not found: {path}") from None
     except OSError as exc:

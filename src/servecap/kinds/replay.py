@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from servecap.core.errors import UserInputError
 from servecap.kinds.base import KindText, LevelSpec, LoadKind, LoadPlan, Share
 from servecap.kinds.io import LevelIO
 from servecap.kinds.on_time import Timed, send_at_targets
@@ -23,7 +24,7 @@ from servecap.kinds.planned import deal_targets
 from servecap.workload.source import RequestSource
 from servecap.workload.sources import PlannedRequest, TraceSource
 from servecap.workload.tokenize import ExactTokens
-from servecap.workload.traces import Trace, read_trace
+from servecap.workload.traces import MAX_REPLAY_S, Trace, read_trace
 
 # The most connections a replay opens: a trace's requests in flight, not its rows.
 REPLAY_POOL = 2048
@@ -96,8 +97,17 @@ class ReplayLoad(LoadPlan):
         return min(self.rows, REPLAY_POOL)
 
     def trace_rows(self) -> Trace:
-        """The rows a replay sends: the trace's window, in the trace's own seconds."""
-        return read_trace(self.trace, self.format).window(self.start_s, self.duration_s)
+        """The rows a replay sends: the trace's window, in the trace's own seconds. A replay
+        that would last longer than `MAX_REPLAY_S` at its slowest speed is refused (a row at
+        a huge timestamp, or a tiny speed, is a wait without end)."""
+        rows = read_trace(self.trace, self.format).window(self.start_s, self.duration_s)
+        slowest = min(self.speeds)
+        if rows.span_s / slowest > MAX_REPLAY_S:
+            raise UserInputError(
+                f"--trace-speed {slowest:g}: the replay would last {rows.span_s / slowest:.3g}"
+                f" s, more than {MAX_REPLAY_S // 86400} days"
+            )
+        return rows
 
     def own_source(self, seed: int, tokenizer: ExactTokens | None) -> TraceSource:
         return TraceSource(self.trace_rows(), seed=seed, tokenizer=tokenizer)

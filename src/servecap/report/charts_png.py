@@ -9,6 +9,7 @@ from typing import Any
 from servecap.core.text import printable
 from servecap.report.chart_data import Chart, Trace
 from servecap.report.charts_plotly import PALETTE
+from servecap.storage.safe_files import atomic_file
 
 DPI = 100
 
@@ -157,7 +158,8 @@ def _render(plt: Any, chart: Chart, path: Path) -> list[TickLabel]:
             _draw_lines(axes, chart)
         fig.suptitle(_text(f"{chart.info.id} {chart.info.title}"))
         fig.tight_layout()
-        fig.savefig(path, dpi=DPI)
+        with atomic_file(path) as handle:  # never through a link planted at `path`
+            fig.savefig(handle, dpi=DPI, format="png")
         return _tick_labels(fig)
     finally:
         plt.close(fig)

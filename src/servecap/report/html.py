@@ -7,6 +7,7 @@ from importlib import resources
 from typing import Any
 
 from servecap.core.summary import LevelSummary
+from servecap.core.text import clean_text, clean_tree
 from servecap.kinds.registry import kind_of
 from servecap.report import views
 from servecap.report.kind_views import kind_chart_ids, kind_tables
@@ -25,9 +26,17 @@ _JSON_ESCAPES = {
 }
 
 
+def _clean_value(value: Any) -> Any:
+    """A rendered value with no raw control character (server text from older runs too);
+    markup the page builds itself (`Markup`) is left alone."""
+    if isinstance(value, str) and not hasattr(value, "__html__"):
+        return clean_text(value)
+    return value
+
+
 def script_json(value: Any) -> str:
     """JSON that is safe inside a <script> element: it cannot close the tag or open a comment."""
-    text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    text = json.dumps(clean_tree(value), separators=(",", ":"), allow_nan=False)
     for raw, escaped in _JSON_ESCAPES.items():
         text = text.replace(raw, escaped)
     return text
@@ -105,7 +114,9 @@ def render_html(model: ReportModel, figures: dict[str, dict[str, Any]]) -> str:
     from plotly.offline import get_plotlyjs
 
     templates = resources.files("servecap.report") / "templates"
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    # finalize: every value the page shows, escaped for HTML after its controls are
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
+                             finalize=_clean_value)
     template = env.from_string((templates / "report.html.j2").read_text(encoding="utf-8"))
     page_js = (templates / "report.js").read_text(encoding="utf-8")
     return template.render(

@@ -6,12 +6,13 @@ Every cell goes through `neutralise_cell`, so a run name like `=HYPERLINK(...)` 
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from servecap.report.model import ReportModel, RunMeta
 from servecap.report.verified import verified_users
-from servecap.storage.safe_files import neutralise_cell, safe_name
+from servecap.storage.safe_files import make_dir, neutralise_cell, safe_name, write_atomic
 
 # After the level's own column (its kind's quantity: `concurrency` for a closed loop).
 APPENDIX_COLUMNS = (
@@ -29,12 +30,12 @@ EXTRA_COLUMNS = ("system_rps", "aggregate_output_tok_s", "aggregate_source", "n_
 
 
 def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow([neutralise_cell(h) for h in header])
-        for row in rows:
-            writer.writerow([neutralise_cell("" if v is None else v) for v in row])
-    return path
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow([neutralise_cell(h) for h in header])
+    for row in rows:
+        writer.writerow([neutralise_cell("" if v is None else v) for v in row])
+    return write_atomic(path, text.getvalue())
 
 
 def appendix_header(model: ReportModel) -> list[str]:
@@ -68,7 +69,7 @@ def appendix_rows(model: ReportModel, run: RunMeta) -> list[list[object]]:
 
 def write_tables(model: ReportModel, out: Path) -> list[Path]:
     """Write every table into `out` (created); returns the files."""
-    out.mkdir(parents=True, exist_ok=True)
+    make_dir(out)
     header = [*appendix_header(model), *EXTRA_COLUMNS]
     files: list[Path] = []
     combined: list[list[object]] = []

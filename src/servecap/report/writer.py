@@ -10,7 +10,13 @@ from pathlib import Path
 from servecap.report.charts_spec import all_charts
 from servecap.report.model import ReportModel
 from servecap.report.server_section import timeline_figures
-from servecap.storage.safe_files import restrict_tree, safe_name
+from servecap.storage.safe_files import (
+    DIR_MODE,
+    atomic_file,
+    make_dir,
+    safe_name,
+    write_atomic,
+)
 
 
 @dataclass
@@ -35,7 +41,7 @@ def write_charts(model: ReportModel, charts_dir: Path) -> tuple[dict[str, dict],
     from servecap.report.charts_plotly import figure
     from servecap.report.charts_png import render_png
 
-    charts_dir.mkdir(parents=True, exist_ok=True)
+    make_dir(charts_dir)
     figures: dict[str, dict] = {}
     files: list[Path] = []
     for chart in all_charts(model):
@@ -53,15 +59,12 @@ def write_report(model: ReportModel, out_dir: Path) -> ReportPaths:
     from servecap.report.markdown import render_markdown
     from servecap.report.tables import write_tables
 
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)  # the user's: a link is theirs
     tables = write_tables(model, out_dir / "tables")
     figures, charts = write_charts(model, out_dir / "charts")
-    html = out_dir / "report.html"
-    html.write_text(render_html(model, figures), encoding="utf-8")
-    md = out_dir / "report.md"
-    md.write_text(render_markdown(model), encoding="utf-8")
-    model_json = out_dir / "report.json"
-    model_json.write_text(model.model_dump_json(indent=1), encoding="utf-8")
+    html = write_atomic(out_dir / "report.html", render_html(model, figures))
+    md = write_atomic(out_dir / "report.md", render_markdown(model))
+    model_json = write_atomic(out_dir / "report.json", model.model_dump_json(indent=1))
     paths = ReportPaths(
         out_dir=out_dir,
         html=html,
@@ -72,14 +75,14 @@ def write_report(model: ReportModel, out_dir: Path) -> ReportPaths:
         tables=tables,
     )
     write_zip(model, paths)
-    restrict_tree(out_dir)
     return paths
 
 
 def write_zip(model: ReportModel, paths: ReportPaths) -> None:
     """Everything written plus each run's run.json and summary.json (not requests.jsonl)."""
     files = [paths.html, paths.markdown, paths.model_json, *paths.tables, *paths.charts]
-    with zipfile.ZipFile(paths.zip, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+    with (atomic_file(paths.zip) as handle,
+          zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as bundle):
         for path in files:
             if path.is_file():
                 bundle.write(path, path.relative_to(paths.out_dir).as_posix())

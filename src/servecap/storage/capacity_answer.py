@@ -15,6 +15,8 @@ from typing import Literal
 from pydantic import BaseModel
 
 from servecap.core.config import SLO
+from servecap.core.errors import DataFormatError
+from servecap.storage.safe_files import make_dir, read_text_file, write_atomic
 
 Status = Literal["found", "slo_missed_at_1", "not_bounded", "client_bound"]
 EXIT_CODES: dict[str, int] = {
@@ -102,11 +104,8 @@ def _minutes(seconds: float) -> str:
 
 
 def write_answer(out_dir: Path, answer: CapacityAnswer) -> Path:
-    path = out_dir / ANSWER_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(answer.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    return path
+    make_dir(out_dir)
+    return write_atomic(out_dir / ANSWER_FILE, answer.model_dump_json(indent=2) + "\n")
 
 
 def load_answer(out_dir: Path) -> CapacityAnswer | None:
@@ -115,8 +114,8 @@ def load_answer(out_dir: Path) -> CapacityAnswer | None:
     if not path.is_file():
         return None
     try:
-        return CapacityAnswer.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValueError:
+        return CapacityAnswer.model_validate_json(read_text_file(path, "capacity answer"))
+    except (ValueError, DataFormatError):
         return None
 
 

@@ -18,6 +18,12 @@ from servecap.storage.run_dir import new_run_dir, write_run_info, write_summarie
 from servecap.storage.safe_files import read_text_file
 
 REQUIRED_COLUMNS = ("config", "concurrency")
+# Measured quantities that cannot be below 0 (times, rates, counts, shares).
+NON_NEGATIVE = (
+    "n_", "error_rate", "ttft_", "ttfa_", "itl_", "chunk_gap_", "tps_", "decode_tps_",
+    "latency_", "rps", "output_tok_s", "wall_s", "served_concurrency", "prompt_tokens_",
+    "completion_tokens_", "input_tokens_", "output_tokens_",
+)
 SEED_NOTE = (
     "imported summary: values are as published; a published tps_p90 may be the upper "
     "90th percentile (the seed's convention), not servecap's low tail"
@@ -60,9 +66,12 @@ def _parse_table(path: Path, text: str) -> dict[str, list[LevelSummary]]:
         values = {k: v for k, v in clean.items() if v != ""}
         _check_finite(path, line_no, values)
         try:
-            configs.setdefault(config, []).append(LevelSummary.model_validate(values))
+            level = LevelSummary.model_validate(values)
         except ValidationError as exc:
             raise DataFormatError(f"{path}:{line_no}: {first_problem(exc)}") from exc
+        if any(other.key == level.key for other in configs.get(config, [])):
+            raise DataFormatError(f"{path}:{line_no}: a second row for {config} at {level.key}")
+        configs.setdefault(config, []).append(level)
     if not configs:
         raise DataFormatError(f"{path}: no rows")
     return configs
@@ -77,6 +86,8 @@ def _check_finite(path: Path, line_no: int, values: dict[str, str]) -> None:
             continue
         if not math.isfinite(number):
             raise DataFormatError(f"{path}:{line_no}: {name}: {text!r} is not a finite number")
+        if number < 0 and name.startswith(NON_NEGATIVE):
+            raise DataFormatError(f"{path}:{line_no}: {name}: {text!r} is negative")
 
 
 def import_summary(path: Path, out_dir: Path) -> list[Path]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import io
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,6 +20,7 @@ from typing import IO, Any
 import orjson
 from pydantic import ValidationError
 
+from servecap.core import json_input
 from servecap.core.errors import DataFormatError, UserInputError
 from servecap.core.level_key import LevelKey, key_fields, key_from_fields
 from servecap.core.records import RequestRecord
@@ -28,17 +29,18 @@ from servecap.core.summary import LevelSummary, summary_columns
 from servecap.core.validation import first_problem
 from servecap.kinds.registry import kind_of
 from servecap.storage.safe_files import (
+    DIR_MODE,
     neutralise_cell,
+    open_append,
     read_text_file,
     safe_name,
+    write_atomic,
 )
 
 RUN_FILE = "run.json"
 REQUESTS_FILE = "requests.jsonl"
 SUMMARY_JSON = "summary.json"
 SUMMARY_CSV = "summary.csv"
-FILE_MODE = 0o644
-DIR_MODE = 0o755
 
 
 @dataclass
@@ -70,42 +72,30 @@ def new_run_dir(out_dir: Path, name: str) -> Path:
         for suffix in ("", *(f"-{i}" for i in range(1, 1000))):
             candidate = out_dir / f"{base}{suffix}"
             try:
-                candidate.mkdir(mode=DIR_MODE)
+                candidate.mkdir(mode=DIR_MODE)  # fails on anything there, a link included
             except FileExistsError:
                 continue
-            os.chmod(candidate, DIR_MODE)
             return candidate
     except OSError as exc:
         raise UserInputError(f"cannot create a run directory in {out_dir}: {exc}") from exc
     raise UserInputError(f"too many runs named {base!r} in {out_dir}")
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.chmod(tmp, FILE_MODE)
-    os.replace(tmp, path)
-
-
 def write_run_info(run_dir: Path, info: RunInfo) -> None:
-    _write_atomic(run_dir / RUN_FILE, info.model_dump_json(indent=2) + "\n")
+    write_atomic(run_dir / RUN_FILE, info.model_dump_json(indent=2) + "\n")
 
 
 def write_summaries(run_dir: Path, levels: list[LevelSummary]) -> None:
     """Write `summary.json` and `summary.csv` (CSV cells neutralised against formulas)."""
     rows = [level.stored() for level in levels]
-    _write_atomic(run_dir / SUMMARY_JSON, json.dumps(rows, indent=2) + "\n")
-    tmp = run_dir / (SUMMARY_CSV + ".tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as handle:
-        # extrasaction: JSON-only fields (bootstrap intervals) are not CSV columns.
-        writer = csv.DictWriter(
-            handle, fieldnames=summary_columns(levels), extrasaction="ignore"
-        )
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: neutralise_cell(_csv_value(v)) for k, v in row.items()})
-    os.chmod(tmp, FILE_MODE)
-    os.replace(tmp, run_dir / SUMMARY_CSV)
+    write_atomic(run_dir / SUMMARY_JSON, json.dumps(rows, indent=2) + "\n")
+    text = io.StringIO(newline="")
+    # extrasaction: JSON-only fields (bootstrap intervals) are not CSV columns.
+    writer = csv.DictWriter(text, fieldnames=summary_columns(levels), extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: neutralise_cell(_csv_value(v)) for k, v in row.items()})
+    write_atomic(run_dir / SUMMARY_CSV, text.getvalue())
 
 
 def _csv_value(value: Any) -> Any:
@@ -126,12 +116,15 @@ class RecordWriter:
     process loses at most the rows of the turn it died in; a crash mid-line leaves one torn
     line that `iter_records` skips. A failed write (a full disk) is raised by the next
     `write` or by `close`, so the run stops as it did when rows were written in the sink.
+    The file is unbuffered: what a failed write did not get onto the disk is kept, byte
+    exact, and written by the next `flush` (after the run frees its reserve), so a row is
+    neither lost nor written twice.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._handle: IO[bytes] = path.open("ab")
-        os.chmod(path, FILE_MODE)
+        self._handle: IO[bytes] = open_append(path, buffered=False)
+        self._unwritten = b""
         self._pending: list[RequestRecord] = []
         self._scheduled = False
         self._error: OSError | None = None
@@ -150,13 +143,19 @@ class RecordWriter:
         self._scheduled = True
 
     def flush(self) -> None:
-        """Write every pending record now (one write and one flush for the batch)."""
+        """Write every pending record now (one write for the batch)."""
         pending, self._pending = self._pending, []
-        if pending:
-            lines = b"".join(orjson.dumps(r.to_dict(), option=orjson.OPT_APPEND_NEWLINE)
-                             for r in pending)
-            self._handle.write(lines)
-            self._handle.flush()
+        data = self._unwritten + b"".join(
+            orjson.dumps(r.to_dict(), option=orjson.OPT_APPEND_NEWLINE) for r in pending
+        )
+        while data:
+            try:
+                written = self._handle.write(data) or 0
+            except OSError:
+                self._unwritten = data
+                raise
+            data = data[written:]
+        self._unwritten = b""
 
     def _flush_soon(self) -> None:
         self._scheduled = False
@@ -168,10 +167,13 @@ class RecordWriter:
             self._error = exc
 
     def close(self) -> None:
+        """Write what is left and close; the first failure is raised once, after closing."""
         if self._handle.closed:
             return
         try:
             self.flush()
+        except OSError as exc:
+            self._error = self._error or exc
         finally:
             self._handle.close()
         self._raise_error()
@@ -183,18 +185,22 @@ class RecordWriter:
             raise error
 
 
-def iter_records(path: Path) -> Iterator[RequestRecord]:
-    """Records from a JSONL file; a torn or unreadable line is skipped, not fatal."""
+def iter_records(path: Path, skipped: list[int] | None = None) -> Iterator[RequestRecord]:
+    """Records from a JSONL file; a torn or unreadable line is skipped, not fatal, and its
+    line number appended to `skipped` (where given) so a reader can say rows were dropped."""
     if not path.is_file():
         return
     with path.open("rb") as handle:
-        for raw in handle:
+        for number, raw in enumerate(handle, start=1):
             try:
-                data = json.loads(raw)
+                data = json_input.loads(raw, max_depth=None)  # rows are checked flat
                 if isinstance(data, dict) and _plausible_record(data):
                     yield RequestRecord.from_dict(data)
+                    continue
             except (ValueError, TypeError, RecursionError):
-                continue
+                pass
+            if skipped is not None and raw.strip():
+                skipped.append(number)
 
 
 _INT_FIELDS = ("request_id", "concurrency", "stream_index", "scheduled_at")
@@ -236,7 +242,26 @@ def _plausible_record(data: dict[str, Any]) -> bool:
             return False
     if not _plausible_level(data.get("level")):
         return False
+    if not _in_time_order(data):
+        return False
     return data.get("status", "ok") in ("ok", "failed", "cancelled")
+
+
+# Each stamp, where present, comes no earlier than the one it follows (a negative gap would
+# be a negative TTFT that passes any SLO).
+_TIME_ORDER = (
+    ("sent_at", "first_byte_at"), ("sent_at", "first_token_at"),
+    ("first_token_at", "last_token_at"), ("sent_at", "ended_at"),
+    ("first_token_at", "ended_at"),
+)
+
+
+def _in_time_order(data: dict[str, Any]) -> bool:
+    if any(data.get(name) is not None and data[name] < 0
+           for name in (*_INT_FIELDS, *_OPTIONAL_INT_FIELDS)):
+        return False  # stamps and counts are >= 0; a negative one is no measurement
+    return all(data.get(a) is None or data.get(b) is None or data[b] >= data[a]
+               for a, b in _TIME_ORDER)
 
 
 def _plausible_level(level: object) -> bool:
@@ -276,18 +301,13 @@ def load_run_info(run_dir: Path) -> RunInfo:
         ) from exc
 
 
-def _no_constant(name: str) -> None:
-    """NaN and Infinity are not JSON; no summary servecap writes holds them."""
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
 def load_summaries(run_dir: Path) -> list[LevelSummary] | None:
     path = run_dir / SUMMARY_JSON
     if not path.is_file():
         return None
     text = read_text_file(path, "summary file", limit=256 * 1024 * 1024)
     try:
-        rows = json.loads(text, parse_constant=_no_constant)
+        rows = json_input.loads(text, max_depth=16)
         if not isinstance(rows, list):
             raise DataFormatError(f"{path} must hold a JSON list of levels")
         return [LevelSummary.model_validate(row) for row in rows]

@@ -30,6 +30,7 @@ from servecap.storage.run_dir import (
     write_run_info,
     write_summaries,
 )
+from servecap.storage.safe_files import RESERVE_FILE
 
 
 def load_run(run_dir: Path) -> Run:
@@ -51,14 +52,23 @@ def load_run(run_dir: Path) -> Run:
         if (run_dir / REQUESTS_FILE).is_file():
             levels = None
     if levels is None:
-        records = iter_records(run_dir / REQUESTS_FILE)
+        skipped: list[int] = []
+        records = iter_records(run_dir / REQUESTS_FILE, skipped)
         levels = summarise_records(
             records, stored_observations(info), planned_requests(info), stored_windows(info)
         )
+        if skipped:  # said, never silent: a level may have lost rows, or vanished
+            info.notes.append(skipped_note(skipped))
     if alive is False:
         info.stop_reason = info.stop_reason or "killed: its process ended before finishing"
         _save_quietly(run_dir, info, levels)
     return Run(path=run_dir, info=info, levels=levels)
+
+
+def skipped_note(lines: list[int]) -> str:
+    shown = ", ".join(str(n) for n in lines[:5]) + (", ..." if len(lines) > 5 else "")
+    return (f"{REQUESTS_FILE}: {len(lines)} unreadable or implausible row(s) skipped "
+            f"(line {shown}); a torn last line of a killed run is one")
 
 
 def writer_alive(info: RunInfo) -> bool | None:
@@ -80,6 +90,7 @@ def _save_quietly(run_dir: Path, info: RunInfo, levels: list[LevelSummary]) -> N
     summaries first: a run.json saying incomplete has them. A read-only run directory is
     still read."""
     with contextlib.suppress(OSError):
+        (run_dir / RESERVE_FILE).unlink(missing_ok=True)  # its process can no longer
         write_summaries(run_dir, levels)
         write_run_info(run_dir, info)
 

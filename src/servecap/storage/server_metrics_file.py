@@ -13,22 +13,40 @@ together (the unmapped ones as last seen). A torn last line (a killed run) is sk
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
+from servecap.storage.safe_files import open_append
+
 SERVER_METRICS_FILE = "server_metrics.jsonl"
 
 
-class ScrapeWriter:
-    """Appends scrapes, writing only the raw samples that changed."""
+Redact = Callable[[str], str | None]
 
-    def __init__(self, path: Path) -> None:
-        self._handle: IO[bytes] = path.open("ab")
+
+class ScrapeWriter:
+    """Appends scrapes, writing only the raw samples that changed.
+
+    Every sample name (labels included) and error detail passes `redact` first: a server's
+    labels may echo request headers (the bearer token, a cookie), and this file is the one
+    artifact that stores labels verbatim. Names repeat every scrape, so each is redacted once.
+    """
+
+    def __init__(self, path: Path, redact: Redact) -> None:
+        self._handle: IO[bytes] = open_append(path)
         self._last: dict[str, float] = {}
+        self._redact = redact
+        self._names: dict[str, str] = {}
+
+    def _clean(self, name: str) -> str:
+        clean = self._names.get(name)
+        if clean is None:
+            clean = self._names[name] = self._redact(name) or ""
+        return clean
 
     def write(
         self, t_ns: int, ms: float, series: dict[str, float], samples: dict[str, float],
@@ -38,8 +56,9 @@ class ScrapeWriter:
         if not full:
             line["full"] = False
         if error is not None:
-            line.update(error=error, detail=detail)
+            line.update(error=error, detail=self._redact(detail) or "")
         else:
+            samples = {self._clean(k): v for k, v in samples.items()}
             changed = {k: v for k, v in samples.items() if self._last.get(k) != v}
             self._last.update(changed)
             line.update(series=series, samples=changed)

@@ -9,14 +9,15 @@ among the runs loaded, made under the same SLO). Runs without the file are not v
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from servecap.core import json_input
 from servecap.core.config import SLO
+from servecap.storage.safe_files import write_atomic
 
 VERIFICATION_FILE = "verification.json"
 
@@ -53,7 +54,7 @@ class Verification(BaseModel):
 
 
 def write_verification(run_dir: Path, result: Verification) -> None:
-    (run_dir / VERIFICATION_FILE).write_text(result.model_dump_json(indent=2) + "\n")
+    write_atomic(run_dir / VERIFICATION_FILE, result.model_dump_json(indent=2) + "\n")
 
 
 def load_verification(run_dir: Path) -> Verification | None:
@@ -62,7 +63,7 @@ def load_verification(run_dir: Path) -> Verification | None:
     if not path.is_file():
         return None
     try:
-        return Verification.model_validate(json.loads(path.read_text()))
+        return Verification.model_validate(json_input.loads(path.read_text()))
     except (ValueError, OSError):
         return None
 

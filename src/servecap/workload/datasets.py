@@ -34,6 +34,7 @@ from typing import NamedTuple
 import numpy as np
 import orjson
 
+from servecap.core import json_input
 from servecap.core.errors import DataFormatError, UserInputError
 from servecap.workload.files import BOM, decode, first_byte, gc_paused, json_lines, mapped_bytes
 
@@ -146,7 +147,7 @@ def _items(
 def _array_slowly(name: str, data: bytes) -> list[object]:
     """A JSON array orjson refused: `json` names the line and column of the fault."""
     try:
-        items = json.loads(decode(name, data))
+        items = json_input.loads(decode(name, data))
     except json.JSONDecodeError as exc:
         raise DataFormatError(
             f"{name}:{exc.lineno}: column {exc.colno}: not JSON ({exc.msg})"

@@ -17,23 +17,29 @@ from __future__ import annotations
 import gc
 import json
 import mmap
+import os
 import re
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import orjson
 
+from servecap.core import json_input
+from servecap.core.bounded_read import read_bounded, too_large
 from servecap.core.errors import DataFormatError, UserInputError
 
 BOM = b"\xef\xbb\xbf"
 _LEADING_SPACE = re.compile(rb"\s*")
 
 
+MAX_INPUT_BYTES = 4 * 1024 * 1024 * 1024  # a dataset or trace; pipes and devices: less
+
+
 def read_bytes(name: str, what: str) -> bytes:
-    """The bytes of `name`, the `what` ("trace", "dataset") named in any error."""
+    """The bytes of `name`, the `what` ("trace", "dataset") named in any error; read with a
+    byte limit whatever the file is (`/dev/zero` ends)."""
     try:
-        return Path(name).read_bytes()
+        return read_bounded(name, MAX_INPUT_BYTES, what)
     except OSError as exc:
         raise UserInputError(f"{name}: cannot read the {what}: {exc.strerror or exc}") from None
 
@@ -44,10 +50,13 @@ def mapped_bytes(name: str, what: str) -> Iterator[bytes | mmap.mmap]:
     tenth of its load); an empty or unmappable file is read. Every view of the map must be
     released before the block ends (`json_lines` releases its own)."""
     try:
-        handle = open(name, "rb")  # noqa: SIM115 (closed below, after the map)
+        # O_NONBLOCK: a FIFO with no writer must not hang the open (read_bytes reads it)
+        handle = os.fdopen(os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb")
     except OSError as exc:
         raise UserInputError(f"{name}: cannot read the {what}: {exc.strerror or exc}") from None
     with handle:
+        if os.fstat(handle.fileno()).st_size > MAX_INPUT_BYTES:
+            raise too_large(name, what, MAX_INPUT_BYTES)
         try:
             data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         except (ValueError, OSError):  # empty, or not a regular file
@@ -100,8 +109,9 @@ def gc_paused() -> Iterator[None]:
 
 
 # raw_decode skips json.loads' per-call checks and whitespace regexes (about 40% of a
-# 100k-row load); the caller strips the line and rejects trailing data itself.
-_raw_decode = json.JSONDecoder().raw_decode
+# 100k-row load); the caller strips the line and rejects trailing data itself. Strict and
+# bounded (no NaN, no RecursionError): see core.json_input.
+_raw_decode = json_input.raw_decode
 
 
 def json_line(where: str, line: str) -> object:

@@ -44,6 +44,7 @@ MOONCAKE_KEYS: tuple[str, ...] = ("timestamp", "input_length", "output_length", 
 MOONCAKE_BLOCK_TOKENS = 512
 # Far past any context window: a longer row is corrupt, and its prompt would not fit memory.
 MAX_TOKENS = 10_000_000
+MAX_REPLAY_S = 30 * 86400  # the longest stretch of a trace one replay may cover
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -89,6 +90,12 @@ class Trace:
             raise UserInputError(
                 f"{self.path}: no request in the window {start_s:g}..{end:g} s "
                 f"(the trace spans {self.span_s:.1f} s)"
+            )
+        span = float(self.offsets[hi - 1] - start_s)
+        if span > MAX_REPLAY_S:  # a row at a huge timestamp would be waited for, forever
+            raise UserInputError(
+                f"{self.path}: the replayed requests span {span:.3g} s, more than "
+                f"{MAX_REPLAY_S // 86400} days; pick a part with --trace-start/--trace-duration"
             )
         return self._rows(lo, hi, self.offsets[lo:hi] - start_s)
 

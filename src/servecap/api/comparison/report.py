@@ -26,6 +26,7 @@ from servecap.report.comparison import ComparisonSection, comparison_section
 from servecap.report.comparison_md import comparison_markdown
 from servecap.storage.run_dir import Run
 from servecap.storage.runs import load_runs
+from servecap.storage.safe_files import write_atomic
 
 COMPARISON_MD = "comparison.md"
 # What must match for two runs to be compared: the load and the requests, not the target.
@@ -133,5 +134,4 @@ def compared_report(
 def write_comparison_md(section: ComparisonSection, out_dir: Path) -> Path:
     """`comparison.md` beside the report: the comparison alone."""
     path = out_dir / COMPARISON_MD
-    path.write_text(comparison_markdown(section), encoding="utf-8")
-    return path
+    return write_atomic(path, comparison_markdown(section))

@@ -16,12 +16,14 @@ from typing import Any
 from servecap.analysis.capacity_delta import Headline, headline
 from servecap.analysis.comparison import PairComparison, Repeats, compare_targets
 from servecap.api.comparison.config import CompareConfig
+from servecap.core import json_input
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.load.interleave import Slot
 from servecap.stats.difference import MIN_REPEATS_BETWEEN
 from servecap.storage.run_dir import REQUESTS_FILE, iter_records
+from servecap.storage.safe_files import write_atomic
 
 COMPARISON_FILE = "comparison.json"
 FORMAT = 1
@@ -123,9 +125,7 @@ def _headline_json(h: Headline) -> dict[str, Any]:
 
 
 def write_comparison(comp_dir: Path, stored: ComparisonFile) -> None:
-    tmp = comp_dir / (COMPARISON_FILE + ".tmp")
-    tmp.write_text(json.dumps(stored.to_json(), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(comp_dir / COMPARISON_FILE)
+    write_atomic(comp_dir / COMPARISON_FILE, json.dumps(stored.to_json(), indent=2) + "\n")
 
 
 def is_comparison(path: Path) -> bool:
@@ -135,8 +135,8 @@ def is_comparison(path: Path) -> bool:
 def read_comparison(comp_dir: Path) -> dict[str, Any]:
     """`comparison.json` as stored; unreadable is a `UserInputError` (one message)."""
     try:
-        data = json.loads((comp_dir / COMPARISON_FILE).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        data = json_input.loads((comp_dir / COMPARISON_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
         raise UserInputError(f"cannot read {comp_dir / COMPARISON_FILE}: {exc}") from None
     if not isinstance(data, dict):
         raise UserInputError(f"{comp_dir / COMPARISON_FILE} is not a comparison")

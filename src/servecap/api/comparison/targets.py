@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from servecap.core import json_input
 from servecap.core.config import validate_base_url
 from servecap.core.errors import UserInputError
+from servecap.core.urls import public_url
 
 SIM_PREFIX = "sim:"
 
@@ -34,7 +36,7 @@ class Target:
         if self.sim_profile:
             slow = f"*{self.sim_slowdown:g}" if self.sim_slowdown != 1.0 else ""
             return f"{SIM_PREFIX}{self.sim_profile}{slow}"
-        return self.base_url or ""
+        return public_url(self.base_url or "")  # stored in comparison.json: no credentials
 
 
 def parse_target(text: str) -> Target:
@@ -102,7 +104,7 @@ def build_targets(
 
 def _json_object(text: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = json_input.loads(text)
     except json.JSONDecodeError as exc:
         raise UserInputError(f"invalid --target-extra-body: not JSON ({exc.msg})") from None
     if not isinstance(value, dict):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import resource
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from servecap.client.server_info import list_models, probe_server
 from servecap.core.config import ClientOptions
 from servecap.core.errors import UserInputError
 from servecap.core.secrets import Secrets
+from servecap.storage.safe_files import DIR_MODE
 
 MIN_FREE_BYTES = 16 * 1024 * 1024
 FDS_PER_STREAM = 1
@@ -23,10 +25,9 @@ FD_HEADROOM = 64
 def check_output_dir(out_dir: Path) -> None:
     """The output directory exists (or can be made), is writable and has room."""
     try:
-        out_dir.mkdir(mode=0o755, parents=True, exist_ok=True)  # never world-writable
-        probe = out_dir / ".servecap-write-test"
-        probe.write_bytes(b"ok")
-        probe.unlink()
+        out_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)  # results are private
+        with tempfile.NamedTemporaryFile(dir=out_dir, prefix=".servecap-write-test"):
+            pass  # a fresh name (O_EXCL): never a link planted at a fixed one
     except OSError as exc:
         raise UserInputError(f"cannot write to output directory {out_dir}: {exc.strerror}") from exc
     free = shutil.disk_usage(out_dir).free

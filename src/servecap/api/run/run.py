@@ -23,6 +23,7 @@ from typing import Any
 from servecap import __version__
 from servecap.api.run.find_cmax import CmaxPlan
 from servecap.api.run.observers import RunContext, level_observers
+from servecap.api.run.outage import OutageWatch
 from servecap.api.run.plans import LevelPlan, StaticPlan, Step, StopRule
 from servecap.api.run.preflight import check_output_dir, ensure_file_limit, preflight
 from servecap.api.run.progress import NullProgress, ProgressSink
@@ -52,6 +53,7 @@ from servecap.storage.run_dir import (
     write_run_info,
     write_summaries,
 )
+from servecap.storage.safe_files import RESERVE_FILE, DiskReserve
 
 
 @dataclass
@@ -79,6 +81,7 @@ class _Run:
         self.run_level: Any = run_level  # or a worker pool's (`--workers`, `--ray`)
         self.pool: Any = None
         self.context = RunContext()
+        self.outage: OutageWatch | None = None
 
     def sink_for(
         self, writer: RecordWriter, bucket: list[RequestRecord], until: _Until | None = None
@@ -88,6 +91,8 @@ class _Run:
             writer.write(record)
             bucket.append(record)
             self.progress.request_done(record)
+            if self.outage is not None:
+                self.outage.observe(record)
             if until is not None:
                 until.see(record)
 
@@ -149,6 +154,8 @@ async def run_benchmark_async(
     if plan is None and config.find_cmax is not None:  # the grid, then C_max bisected
         plan = CmaxPlan.for_config(config)
     state = _Run(config, progress, secrets, plan)
+    stop = stop or asyncio.Event()  # the caller's (the app's Stop), else the run's own
+    state.outage = OutageWatch(config.outage_s, stop)
     out_dir = Path(config.out_dir)
     check_output_dir(out_dir)
     pool = state.plan.max_in_flight()
@@ -163,41 +170,92 @@ async def run_benchmark_async(
             client_extra_body(config),
         )
         writer = RecordWriter(run_dir / REQUESTS_FILE)
+        reserve = _reserve(run_dir)
         scraper, info.server_metrics = await start_scraper(
-            config.server_metrics, config.metrics_hz, config.client, secrets.http_headers(),
-            run_dir,
+            config.server_metrics, config.metrics_hz, config.client, secrets, run_dir,
         )
         state.context = RunContext(scraper)
         total = config.warmup + state.plan.expected_requests()
         state.progress.started(total, str(run_dir), model)
+        failure: OSError | None = None
         try:
             async with worker_pool(config, model, secrets.http_headers(), state.plan) as workers:
                 state.pool = workers
                 state.run_level = workers.run_level if workers else run_level
                 await _sweep(state, client, writer, stop, lambda: _save(run_dir, info, state))
-            info.status = "incomplete" if stop is not None and stop.is_set() else "complete"
+            info.status = "incomplete" if stop.is_set() else "complete"
+            if state.outage.declared:
+                info.stop_reason = state.outage.reason()
         except asyncio.CancelledError:
             info.status, info.stop_reason = "incomplete", "interrupted"
             raise
         except OSError as exc:
-            info.status, info.stop_reason = "incomplete", f"write failed: {exc.strerror}"
-            raise _write_failed(run_dir, exc) from exc
+            failure = exc
         finally:
-            if scraper is not None:
-                await asyncio.shield(scraper.close())
-            writer.close()
-            try:
-                _save(run_dir, info, state)
-            except OSError as exc:
-                raise _write_failed(run_dir, exc) from exc
-    return RunOutcome(run_dir=run_dir, info=info, levels=state.levels)
+            failure = await _wind_up(run_dir, info, state, _Closing(scraper, writer, reserve),
+                                     failure)
+    outcome = RunOutcome(run_dir=run_dir, info=info, levels=state.levels)
+    if failure is not None:
+        raise _write_failed(run_dir, failure, outcome) from None
+    if state.outage.declared:  # kept what it measured; exits non-zero all the same
+        raise RunAborted(f"run stopped: {info.stop_reason}; what was measured is kept in "
+                         f"{run_dir}", outcome)
+    return outcome
 
 
-def _write_failed(run_dir: Path, exc: OSError) -> RunAborted:
-    """A clear message for a full disk or a vanished output dir; what was written stays."""
+@dataclass
+class _Closing:
+    """What a run closes at its end, whatever ended it."""
+
+    scraper: Any
+    writer: RecordWriter
+    reserve: DiskReserve | None
+
+
+def _reserve(run_dir: Path) -> DiskReserve | None:
+    """Room for the final save; a disk too full for it already is left to that save."""
+    try:
+        return DiskReserve(run_dir)
+    except OSError:
+        (run_dir / RESERVE_FILE).unlink(missing_ok=True)
+        return None
+
+
+async def _wind_up(
+    run_dir: Path, info: RunInfo, state: _Run, closing: _Closing, failure: OSError | None
+) -> OSError | None:
+    """Close the scraper and the writer, free the reserve and save run.json and the
+    summaries, each step whatever the one before did (a full disk fails them all, and the
+    first failure must not hide the save). Returns the first write failure, if any."""
+    errors = [failure]
+    if closing.scraper is not None:
+        try:
+            await asyncio.shield(closing.scraper.close())
+        except OSError as exc:
+            errors.append(exc)
+    if closing.reserve is not None:
+        closing.reserve.release()  # the room the writer's rest and the save need
+    try:
+        closing.writer.close()
+    except OSError as exc:
+        errors.append(exc)
+    first = next((e for e in errors if e is not None), None)
+    if first is not None:
+        info.status, info.stop_reason = "incomplete", f"write failed: {first.strerror or first}"
+    try:
+        _save(run_dir, info, state)
+    except OSError as exc:
+        first = first or exc
+    return first
+
+
+def _write_failed(run_dir: Path, exc: OSError, outcome: RunOutcome) -> RunAborted:
+    """A clear message for a full disk or a vanished output dir; what was written stays,
+    and the outcome so far travels with the error (the front end shows its levels)."""
     return RunAborted(
         f"run stopped: cannot write results in {run_dir} ({exc.strerror or exc}); "
-        "the requests recorded so far are kept"
+        "the requests recorded so far are kept",
+        outcome,
     )
 
 

@@ -11,8 +11,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from servecap.api.run.outage import DEFAULT_OUTAGE_S
 from servecap.core.config import DEFAULT_LEVELS, ClientOptions, Endpoint, FindCmax
-from servecap.core.urls import strip_credentials
+from servecap.core.urls import public_url, strip_credentials
 from servecap.core.workload_spec import WorkloadSpec
 from servecap.kinds.closed import ClosedLoad
 from servecap.kinds.registry import LoadSpec
@@ -32,7 +33,7 @@ class RunConfig(BaseModel):
     output_tokens: int = Field(default=128, ge=1, le=10_000_000)
     warmup: int = Field(default=1, ge=0, le=10_000)
     seed: int = 0
-    out_dir: str = "results"
+    out_dir: str = Field(default="results", min_length=1)  # "": no silent current dir
     extra_body: dict[str, object] = Field(default_factory=dict)
     client: ClientOptions = Field(default_factory=ClientOptions)
     notes: str | None = None
@@ -48,6 +49,8 @@ class RunConfig(BaseModel):
     # Worker processes a level is split over (`--workers`; None: auto, one process while
     # one core keeps up) and a Ray cluster to run them on (`--ray`); absent when unset.
     workers: int | None = Field(default=None, ge=1, le=1024)
+    # stop the run once failures alone have ended for this long (a server gone for good)
+    outage_s: float = Field(default=DEFAULT_OUTAGE_S, gt=0, le=86_400)
     ray_address: str | None = None
     # `--find-cmax`: after the closed grid, bisect C_max on the integers (absent when off)
     find_cmax: FindCmax | None = None
@@ -86,7 +89,7 @@ class RunConfig(BaseModel):
         return ClosedLoad(concurrency=self.concurrency, rounds=self.rounds)
 
     def stored(self) -> dict[str, object]:
-        """The config as written to disk: credentials stripped from the URL."""
+        """The config as written to disk: credentials stripped from the URLs, query keys masked."""
         optional = ("load", "workload", "workers", "ray_address")
         unset = {name for name in optional if getattr(self, name) is None}
         unset = {
@@ -95,5 +98,6 @@ class RunConfig(BaseModel):
         data = self.model_dump(mode="json", exclude=unset or None)
         client = data["client"]
         assert isinstance(client, dict)
-        client["base_url"] = strip_credentials(self.client.base_url)
+        client["base_url"] = public_url(self.client.base_url)
+        data["server_metrics"] = public_url(self.server_metrics)
         return data

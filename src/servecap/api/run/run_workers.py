@@ -50,10 +50,16 @@ class ClientFactory:
 
 
 def pool_size(config: RunConfig, plan: LevelPlan, cores: int) -> int:
-    """Worker processes to start: `--workers N`, or for auto the most any level needs."""
-    if config.workers is not None:
-        return config.workers
+    """Worker processes to start: `--workers N`, or for auto the most any level needs.
+
+    `--workers N` is capped at the most streams a level may hold (`--workers 1000` for a
+    one-stream level started hundreds of idle processes); the run's worker facts say how
+    many ran."""
     levels = plan.known_levels()
+    if config.workers is not None:
+        most = plan.max_in_flight() if levels is None else max(
+            (level.demand() for level in levels), default=1)
+        return max(1, min(config.workers, most))
     if levels is None:
         # an adaptive plan decides its levels as it runs (verify --search): size the pool
         # by its bound on streams

@@ -25,8 +25,10 @@ from servecap.client.http import ssl_context
 from servecap.client.metrics_scrape import Scrape, scrape_once
 from servecap.core.clock import now_ns
 from servecap.core.config import ClientOptions
+from servecap.core.secrets import Secrets
+from servecap.core.urls import public_url
 from servecap.metrics.server_view import Point, server_fields
-from servecap.storage.server_metrics_file import SERVER_METRICS_FILE, ScrapeWriter
+from servecap.storage.server_metrics_file import SERVER_METRICS_FILE, Redact, ScrapeWriter
 
 DOWN_AFTER = 3  # failed scrapes in a row: skip the boundary scrapes until one works again
 FULL_EVERY_S = 10.0  # every raw sample this often and at level edges; mapped ones each scrape
@@ -50,11 +52,14 @@ def _same_origin(a: str, b: str) -> bool:
 class RunScraper:
     """Polls one `/metrics` URL for the whole run; its `status` goes into run.json."""
 
-    def __init__(self, url: str, hz: float, mode: str, headers: dict[str, str]) -> None:
-        self.url, self.period_s, self.headers = url, 1.0 / hz, headers
+    def __init__(
+        self, url: str, hz: float, mode: str, headers: dict[str, str], redact: Redact
+    ) -> None:
+        self.url, self.period_s, self.headers, self._redact = url, 1.0 / hz, headers, redact
         self.points: list[Point] = []
         self.errors: list[tuple[int, str]] = []
-        self.status: dict[str, Any] = {"mode": mode, "url": url, "hz": hz, "state": "on"}
+        shown = public_url(url)
+        self.status: dict[str, Any] = {"mode": mode, "url": shown, "hz": hz, "state": "on"}
         self._failing = 0
         self._lock = asyncio.Lock()
         self._session: aiohttp.ClientSession | None = None
@@ -65,7 +70,7 @@ class RunScraper:
     async def start(self, options: ClientOptions, run_dir: Path) -> Scrape:
         connector = aiohttp.TCPConnector(limit=2, ssl=ssl_context(options))
         self._session = aiohttp.ClientSession(connector=connector, trust_env=False)
-        self._writer = ScrapeWriter(run_dir / SERVER_METRICS_FILE)
+        self._writer = ScrapeWriter(run_dir / SERVER_METRICS_FILE, self._redact)
         first = await self.scrape()
         return first
 
@@ -125,7 +130,7 @@ class RunScraper:
 
 
 async def start_scraper(
-    mode: str, hz: float, options: ClientOptions, headers: dict[str, str], run_dir: Path
+    mode: str, hz: float, options: ClientOptions, secrets: Secrets, run_dir: Path
 ) -> tuple[RunScraper | None, dict[str, Any]]:
     """The run's scraper (None when off), and the status for run.json.
 
@@ -135,14 +140,15 @@ async def start_scraper(
     if url is None:
         return None, {"mode": "off", "state": "off"}
     # credentials only travel to the server they belong to
-    sent = headers if _same_origin(url, options.base_url) else {}
-    scraper = RunScraper(url, hz, "url" if mode != "auto" else "auto", sent)
+    sent = secrets.http_headers() if _same_origin(url, options.base_url) else {}
+    scraper = RunScraper(url, hz, "url" if mode != "auto" else "auto", sent, secrets.redact)
     first = await scraper.start(options, run_dir)
     if mode == "auto" and not first.ok:
         await scraper.close()
         (run_dir / SERVER_METRICS_FILE).unlink(missing_ok=True)
-        reason = f"no usable {url} ({first.error}): server metrics off"
-        return None, {"mode": "auto", "url": url, "state": "off", "reason": reason}
+        shown = public_url(url)
+        reason = f"no usable {shown} ({first.error}): server metrics off"
+        return None, {"mode": "auto", "url": shown, "state": "off", "reason": reason}
     scraper.poll()
     return scraper, scraper.status
 

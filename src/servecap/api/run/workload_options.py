@@ -20,6 +20,8 @@ from servecap.kinds.replay import ReplayLoad
 from servecap.workload.lengths import parse_length_spec
 from servecap.workload.traces import FORMATS
 
+DEFAULT_INPUT_TOKENS = RunConfig.model_fields["input_tokens"].default
+
 
 @dataclass(frozen=True)
 class WorkloadFlags:
@@ -67,8 +69,16 @@ def config_fields(flags: WorkloadFlags) -> dict[str, object]:
         _refuse_with_trace(flags)
         return {"input_tokens": tokens_in, "output_tokens": tokens_out,
                 "workload": _spec(flags, False), "load": _replay(flags)}
+    _refuse_unused_lengths(flags)
     workload = _spec(flags, True)
     return {"input_tokens": tokens_in, "output_tokens": tokens_out, "workload": workload}
+
+
+def _refuse_unused_lengths(flags: WorkloadFlags) -> None:
+    """A prompt length that would be ignored is refused: a dataset brings its own prompts.
+    (A shared prefix longer than `--input-tokens` is used: it comes on top of them.)"""
+    if flags.dataset is not None and flags.input_tokens.strip() != str(DEFAULT_INPUT_TOKENS):
+        raise UserInputError("--dataset brings its own prompts: drop --input-tokens")
 
 
 def check_source(config: RunConfig) -> None:

@@ -56,7 +56,11 @@ def _number(value: Any, where: str) -> float | None:
         out = float(value)
     except (TypeError, ValueError):
         raise CalibrationInputError(f"{where}: not a number: {value!r}") from None
-    return out if math.isfinite(out) else None
+    # NaN, Infinity or a negative measurement is no measurement: a profile fitted past it
+    # is one `plan` refuses later (so say it here)
+    if not math.isfinite(out) or out < 0:
+        raise CalibrationInputError(f"{where}: {value!r} is not a finite number >= 0")
+    return out
 
 
 def _clean_row(raw: dict[str, Any], where: str) -> dict[str, float]:
@@ -115,6 +119,8 @@ def _read_summary(path: Path) -> dict[str, list[dict[str, float]]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise CalibrationInputError(f"{path}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise CalibrationInputError(f"{path}: not valid JSON: nested too deeply") from None
     if isinstance(data, dict) and isinstance(data.get("levels"), list):
         data = data["levels"]
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
