@@ -25,7 +25,6 @@ class ConfigSeries:
     output_tokens: float | None = None
     output_tokens_source: str = ""
     notes: list[str] = field(default_factory=list)
-    time_scale: float | None = None  # a simulator's: its levels are judged on its clock
 
     def __post_init__(self) -> None:
         ordered = sorted(self.levels, key=lambda lv: lv.key)

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from servecap.analysis.findings import Finding
 from servecap.analysis.headline import c_max_text, lower_bound_note
 from servecap.analysis.series import ConfigSeries
-from servecap.core.config import SLO, Statistic, on_clock
+from servecap.core.config import SLO, Statistic
 from servecap.core.level_key import LevelKey
 from servecap.core.numbers import fmt_number
 from servecap.kinds.registry import kind_of
@@ -69,7 +69,7 @@ def slo_analysis(series: list[ConfigSeries], slo: SLO) -> SloAnalysis:
         judged = slo.model_copy(update={"statistic": stat})
         matrix[stat], capacity[stat] = [], []
         for cfg in series:
-            plan = plan_levels(cfg.levels, on_clock(judged, cfg.time_scale), kind_of)
+            plan = plan_levels(cfg.levels, judged, kind_of)
             matrix[stat].extend(
                 SloCell(config=cfg.name, **dict(v)) for v in plan.levels
             )

@@ -94,7 +94,6 @@ def series_of(meta: RunMeta) -> ConfigSeries:
         imported=meta.source == "imported",
         output_tokens=tokens,
         output_tokens_source="run config (max_tokens)" if known else "",
-        time_scale=meta.time_scale,
     )
 
 

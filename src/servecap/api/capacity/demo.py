@@ -20,7 +20,7 @@ from servecap.api.comparison.targets import Target
 from servecap.api.run.progress import ProgressSink
 from servecap.api.run.run_config import RunConfig
 from servecap.api.stored.report import build_report, write_report
-from servecap.core.config import ClientOptions
+from servecap.core.config import SLO, ClientOptions, on_clock
 from servecap.report import ReportOptions
 from servecap.storage.capacity_answer import CapacityAnswer, write_answer
 from servecap.storage.runs import load_runs
@@ -85,6 +85,10 @@ def _winner(answers: dict[str, CapacityAnswer]) -> str | None:
 def _report(demo: CapacityDemo) -> Path:
     """One report over the probe runs; each finds its users run beside it."""
     runs = load_runs([Path(a.probe_run) for a in demo.answers.values() if a.probe_run])
-    title = f"servecap demo: capacity of four simulated deployments (x{demo.time_scale:g})"
-    model = build_report(runs, ReportOptions(title=title))
+    # the report judges levels as measured: at xS, on the simulator's clock (as capacity did)
+    slo = on_clock(SLO(), demo.time_scale)
+    title = (f"servecap demo: capacity of four simulated deployments (x{demo.time_scale:g}: "
+             f"the SLOs on the simulator's clock are TTFT <= {slo.ttft_ms:g} ms, TPS >= "
+             f"{slo.tps:g}, think {slo.think_time_s:g} s)")
+    model = build_report(runs, ReportOptions(title=title, slo=slo))
     return write_report(model, demo.out_dir / "report").html

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
-from servecap.core.config import SLO, on_clock
+from servecap.core.config import SLO
 from servecap.core.level_key import LevelKey
 from servecap.kinds.base import KindTable
 from servecap.kinds.registry import kind_of
@@ -74,7 +74,7 @@ class CapacityReport(BaseModel):
 
 
 def plan_run(run: Run, slo: SLO, include_partial: bool = False) -> CapacityPlan:
-    return plan_levels(run.levels, on_clock(slo, run.info.time_scale), kind_of, include_partial)
+    return plan_levels(run.levels, slo, kind_of, include_partial)
 
 
 def _levels(run: Run, plan: CapacityPlan, slo: SLO) -> list[dict[str, Any]]:
