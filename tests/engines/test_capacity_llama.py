@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from servecap.storage.capacity_answer import EXIT_CODES
 from tests.engines.procs import Engine
 from tests.engines.sweep import LLAMA_EXTRA_BODY, servecap
 
@@ -24,9 +25,11 @@ def test_capacity_reaches_a_verified_answer(llama_engine: Engine, tmp_path: Path
         "--out", str(out), timeout_s=800,
     )
     answer = json.loads((out / "capacity.json").read_text())
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    assert answer["status"] == "found" and answer["complete"]
+    # a busy machine may flag the client itself at the first miss: exit 5, the answer whole
+    assert answer["status"] in ("found", "client_bound"), done.stdout + done.stderr[-3000:]
+    assert done.returncode == EXIT_CODES[answer["status"]]
+    assert answer["complete"]
     assert answer["first_miss"] == answer["c_max"] + 1
     assert answer["verified_users"], answer
     assert answer["diagnosis"] is None  # every request answered
-    assert done.stdout.startswith("llama-tiny") or "users verified" in done.stdout
+    assert "users verified (predicted" in done.stdout.splitlines()[0]
