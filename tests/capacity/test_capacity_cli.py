@@ -47,6 +47,7 @@ def test_an_unreachable_server_exits_2(tmp_path):
                                       "--out", str(tmp_path / "out")])
     assert result.exit_code == 2
     assert "127.0.0.1:9" in result.output
+    assert not (tmp_path / "out").exists()  # nothing left behind by a run that never began
 
 
 @pytest.mark.slow

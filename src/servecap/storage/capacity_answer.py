@@ -63,6 +63,7 @@ class CapacityAnswer(BaseModel):
     diagnosis: str | None = None
     probe_run: str | None = None
     users_run: str | None = None
+    max_concurrency: int | None = None  # the search's cap (absent in answers before it)
 
     def sentence(self) -> str:
         """The answer in one sentence."""
@@ -78,11 +79,16 @@ class CapacityAnswer(BaseModel):
                  else f"is predicted to hold {self.predicted_users} users (not verified)")
         bracket = (f"C_max {self.c_max}, first miss c={self.first_miss} on "
                    f"{self.binding_slo}" if self.first_miss is not None
-                   else f"C_max >= {self.c_max}, not bounded within the budget")
+                   else f"C_max >= {self.c_max}, {self._unbounded_why()}")
         scale = "" if self.time_scale == 1 else f"; simulator at x{self.time_scale:g}"
         note = f" Note: {self.users_note}." if self.users_note else ""
         return (f"{head}{self.deployment} {users} at think time {self.slo.think_time_s:g} s; "
                 f"{bracket} ({self._slos()}; {cost}{scale}).{note}")
+
+    def _unbounded_why(self) -> str:
+        if self.max_concurrency is not None and (self.c_max or 0) >= self.max_concurrency:
+            return "the highest concurrency the search may probe"
+        return "not bounded within the budget"
 
     def _slos(self) -> str:
         stat = self.slo.statistic.upper()

@@ -12,10 +12,10 @@ reports progress as one JSON object a line on stdout:
     {"event": "end", "run_dir": ...}                       (the run ended, complete or not)
     {"event": "error", "message": ..., "user_error": true}   (bad input: nothing started)
 
-The job arrives on stdin as one JSON object, `{"kind": "run"|"verify", "config": ...,
-"run": ..., "options": ..., "api_key": ..., "headers": {...}}`: secrets travel on the pipe,
-never in argv or the environment of other processes. SIGTERM or SIGINT stops scheduling and
-the run ends marked incomplete (`end` with `"stopped": true`), as with Ctrl-C on
+The job arrives on stdin as one JSON object, `{"kind": "run"|"verify"|"capacity",
+"config": ..., "run": ..., "options": ..., "api_key": ..., "headers": {...}}`: secrets travel
+on the pipe, never in argv or the environment of other processes. SIGTERM or SIGINT stops
+scheduling and the run ends marked incomplete (`end` with `"stopped": true`), as with Ctrl-C on
 `servecap run`; the child also stops so when its parent (the app) goes away.
 """
 
@@ -91,6 +91,12 @@ def _run(job: dict[str, Any], progress: JsonProgress) -> None:
 
         verify(Path(job["run"]), VerifyOptions.model_validate(job["options"]), secrets,
                progress)
+        return
+    if job.get("kind") == "capacity":
+        from servecap.api.capacity.capacity import CapacityOptions, find_capacity
+
+        find_capacity(RunConfig.model_validate(job["config"]),
+                      CapacityOptions.model_validate(job["options"]), secrets, progress)
         return
     run_benchmark(RunConfig.model_validate(job["config"]), secrets, progress)
 

@@ -6,7 +6,8 @@ A thread per run starts the child, hands it the job (secrets on its stdin pipe) 
 its JSON progress lines into a `RunProgress`, so the run keeps going (and is saved) when the
 browser tab closes and any page in the process can reattach to it through the manager.
 Cancel sends the child SIGTERM: the sweep stops scheduling and the run is kept on disk,
-marked incomplete. A verify run (`start_verify`) goes the same way.
+marked incomplete. A verify run (`start_verify`) and a capacity search (`start_capacity`)
+go the same way.
 """
 
 from __future__ import annotations
@@ -232,6 +233,16 @@ class RunManager:
         fields); bad input (no sweep, no compliant level) fails here as for `start`."""
         request = {"kind": "verify", "run": str(run_dir), "options": options}
         return self._start(request, None, secrets, wait_s)
+
+    def start_capacity(
+        self, config: RunConfig, options: dict[str, Any], secrets: Secrets,
+        wait_s: float = PREFLIGHT_WAIT_S,
+    ) -> RunJob:
+        """Start `servecap capacity` (`options`: `api.capacity.capacity.CapacityOptions`
+        fields); its answer is written beside the runs' folder, `config.out_dir`'s parent."""
+        request = {"kind": "capacity", "config": config.model_dump(mode="json"),
+                   "options": options}
+        return self._start(request, config, secrets, wait_s)
 
     def _start(
         self, request: dict[str, Any], config: RunConfig | None, secrets: Secrets,

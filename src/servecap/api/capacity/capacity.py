@@ -192,6 +192,7 @@ def _answer(
         elapsed_s=time.monotonic() - started,
         probes=[_row(p) for p in search.probes],
         diagnosis=diagnose(watch.records), probe_run=watch.run_dir,
+        max_concurrency=options.max_concurrency,
     )
 
 

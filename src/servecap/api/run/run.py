@@ -157,11 +157,12 @@ async def run_benchmark_async(
     stop = stop or asyncio.Event()  # the caller's (the app's Stop), else the run's own
     state.outage = OutageWatch(config.outage_s, stop)
     out_dir = Path(config.out_dir)
-    check_output_dir(out_dir)
     pool = state.plan.max_in_flight()
     ensure_file_limit(pool)
     async with make_session(config.client, pool, secrets.http_headers()) as session:
         model, server = await preflight(session, config, secrets)
+        # after the server answered: a server that cannot be reached leaves no folder behind
+        check_output_dir(out_dir)
         info = new_run_info(config, secrets.redact(model) or model, server)
         run_dir = new_run_dir(out_dir, info.name)
         write_run_info(run_dir, info)

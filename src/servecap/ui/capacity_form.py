@@ -1,0 +1,78 @@
+"""The Capacity page's form as plain data: what `servecap capacity` needs, checked (no Streamlit).
+
+The server and request shape become a `RunConfig` through the Run page's own form rules
+(`ui.form.build_config`), the search's settings a `CapacityOptions`: the defaults and cross-
+field rules live in those models, and messages name the form's labels, not the CLI's flags.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from servecap.api.capacity.capacity import CapacityOptions
+from servecap.api.run.run_config import RunConfig
+from servecap.core.config import SLO
+from servecap.core.validation import user_input_error
+from servecap.ui.form import RunForm, build_config
+
+OPTIONS = CapacityOptions()
+# The form's labels by the options' field names: a message names what the user sees.
+CAPACITY_LABELS = {
+    "ttft_slo_ms": "TTFT SLO (sidebar)", "tps_slo": "TPS SLO (sidebar)",
+    "think": "think time (sidebar)", "max_time_s": "time budget",
+    "max_concurrency": "highest concurrency", "users_duration_s": "users level seconds",
+    "users_turns": "turns per user", "confidence": "confidence",
+}
+
+
+@dataclass
+class CapacityForm:
+    """What the user typed on the Capacity page (the SLOs come from the sidebar)."""
+
+    base_url: str
+    model: str | None = None
+    input_tokens: int = RunForm.input_tokens
+    output_tokens: int = RunForm.output_tokens
+    name: str = ""
+    max_time_min: float = OPTIONS.max_time_s / 60
+    max_concurrency: int = OPTIONS.max_concurrency
+    verify: bool = OPTIONS.verify
+    users_duration_s: float = OPTIONS.users_duration_s
+
+
+def capacity_out_dir(results_dir: Path, now: datetime | None = None) -> Path:
+    """Where one search goes: its answer at the top, its runs under `runs/` (the app's
+    history looks there, and the Results page finds the answer a run belongs to)."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    return results_dir / f"capacity-{stamp}"
+
+
+def build_capacity_job(
+    form: CapacityForm, slo: SLO, out_dir: Path
+) -> tuple[RunConfig, CapacityOptions]:
+    """The run's server and request shape, and the search's options; a problem is one
+    `UserInputError` naming the form's field, raised before any load."""
+    run_form = RunForm(base_url=form.base_url, model=form.model, levels=[1],
+                       input_tokens=form.input_tokens, output_tokens=form.output_tokens,
+                       name=form.name)
+    config = build_config(run_form, out_dir / "runs")
+    try:
+        options = CapacityOptions(
+            ttft_slo_ms=slo.ttft_ms, tps_slo=slo.tps, statistic=slo.statistic,
+            think=_think_text(slo.think_time_s), verify=form.verify,
+            users_duration_s=form.users_duration_s, max_concurrency=form.max_concurrency,
+            max_time_s=form.max_time_min * 60,
+        )
+    except ValidationError as exc:
+        raise user_input_error(exc, CAPACITY_LABELS, whole="form") from None
+    return config, options
+
+
+def _think_text(mean_s: float) -> str:
+    """The sidebar's mean think time as the users' distribution (exponential, as the seed's
+    tool and `servecap capacity` assume; none at 0)."""
+    return f"exp:{mean_s:g}" if mean_s > 0 else "0"
