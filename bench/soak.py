@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import uvloop
-from servecap.load.closed_loop import run_closed_level
 
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.config import ClientOptions
@@ -113,7 +112,7 @@ async def soak(args: argparse.Namespace, base_url: str) -> list[tuple[float, ...
                     asyncio.create_task(report(tally, args.every, t0, rows))]
         asyncio.get_running_loop().call_later(args.minutes * 60, stop.set)
         io = LevelIO(client, source, tally.sink(writer), itertools.count(), stop)  # type: ignore[arg-type]
-        await run_closed_level(level, io)
+        await level.run(io)
         for task in watchers:
             task.cancel()
     if writer is not None:
