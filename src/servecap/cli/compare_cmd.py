@@ -40,12 +40,13 @@ WORKLOAD_FLAGS = {
     "rounds": "--rounds", "input_tokens": "--input-tokens", "output_tokens": "--output-tokens",
     "warmup": "--warmup", "seed": "--seed", "out_dir": "--out", "extra_body": "--extra-body",
     "workload": "--dataset/--prefix-tokens", "load": "--rate/--users/--trace/--load",
+    "outage_s": "--outage-s",
 }
 
 
 def _workload(
     flags: pf.LoadFlags, rounds: int, warmup: int, out: Path, model: str | None,
-    extra_body: str | None,
+    extra_body: str | None, outage_s: float,
 ) -> RunConfig:
     """The workload every target runs: any load `run` accepts, and what it sends."""
     from servecap.api.run.workload_options import check_source
@@ -57,7 +58,7 @@ def _workload(
         config = RunConfig(
             concurrency=parse_levels(flags.concurrency or DEFAULT_LEVELS), rounds=rounds,
             warmup=warmup, seed=flags.seed, out_dir=str(out), model=model, extra_body=body,
-            **fields,
+            outage_s=outage_s, **fields,
         )
     except ValidationError as exc:
         raise user_input_error(exc, WORKLOAD_FLAGS) from None
@@ -117,6 +118,9 @@ def compare(
     lockstep: Annotated[bool, typer.Option(
         "--lockstep", help="Each target's client in its own process, every level on all "
         "targets at once")] = False,
+    outage_s: Annotated[float, typer.Option(
+        help="Stop the comparison (exit 1, kept) once a target has answered only failures "
+             "for this long, s")] = RUN.outage_s,
 ) -> None:
     """Compare deployments fairly: interleaved levels, repeats, differences with intervals.
 
@@ -139,7 +143,7 @@ def compare(
         "chat", seed, concurrency, users, think_time, turns, ramp_s, duration, rate, arrival,
         1.0, requests, max_concurrency, warmup_s, cooldown_s, load,
     )
-    workload = _workload(flags, rounds, warmup, out, model, extra_body)
+    workload = _workload(flags, rounds, warmup, out, model, extra_body, outage_s)
     names = [t.name for t in targets]
     pairs = [parse_pair(text, names) for text in pair or []]
     config = CompareConfig(targets, workload, repeats, allow_different_models, slo,

@@ -134,3 +134,13 @@ class DiskReserve:
     def release(self) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
+
+
+def hold_reserve(directory: Path) -> DiskReserve | None:
+    """A reserve in `directory`, or None when the disk is already too full for one (then
+    the final save gets what room there is)."""
+    try:
+        return DiskReserve(directory)
+    except OSError:
+        (directory / RESERVE_FILE).unlink(missing_ok=True)
+        return None

@@ -91,7 +91,9 @@ async def _serve(target: Target, url: str, base: RunConfig, pool: int, commands:
                 pass
         finally:
             if child.side.run_dir is not None:
-                close_side(child.side, child.complete)
+                failure = close_side(child.side, child.complete)
+                if failure is not None:
+                    raise failure
             events.put((target.name, "closed", ()))
 
 

@@ -8,6 +8,10 @@ target gets the same prompts in the same order at every level and repeat. After 
 the target's summaries (all repeats of a level pooled) and `comparison.json` (each slot with
 its request ids and its own level record) are rewritten, so a stopped comparison keeps what
 it finished. The statistics and headline are computed at the end from the records.
+
+As a run does, a comparison stops when a target is gone for good (failures alone for its
+`outage_s`) and when the disk fills (a reserve keeps room for the last save); either way it
+ends incomplete with its reason, keeps every row, and raises `RunAborted` (exit 1).
 """
 
 from __future__ import annotations
@@ -34,9 +38,11 @@ from servecap.api.comparison.store import ComparisonFile, write_comparison
 from servecap.api.comparison.targets import Target, check_models
 from servecap.api.run.preflight import check_output_dir, ensure_file_limit
 from servecap.api.run.progress import NullProgress, ProgressSink
+from servecap.core.errors import RunAborted
 from servecap.load.event_loop import loop_factory
-from servecap.load.interleave import interleaved_order
+from servecap.load.interleave import Slot, interleaved_order
 from servecap.storage.run_dir import new_run_dir
+from servecap.storage.safe_files import DiskReserve, hold_reserve
 
 
 @dataclass
@@ -86,42 +92,95 @@ async def run_comparison_async(
         check_models({s.target.name: m for s, (m, _) in zip(sides, found, strict=True)},
                      config.allow_different_models)
         comp_dir = new_run_dir(Path(base.out_dir), "compare")
+        reserve = hold_reserve(comp_dir)
+        stop = asyncio.Event()
         for side, (model, server) in zip(sides, found, strict=True):
             open_side(side, comp_dir, model, server)
+            side.watch_outage(stop)
         order = interleaved_order(list(by_name), len(levels), config.repeats, base.seed)
         total = len(sides) * base.warmup + config.repeats * sum(
             lv.n_requests for lv in levels) * len(sides)
         progress.started(total, str(comp_dir), found[0][0])
         stored = ComparisonFile.start(config, comp_dir, [s.describe() for s in sides], order,
                                       levels)
+        failure: OSError | None = None
         try:
-            for side in sides:
-                await warm_up(side)
-            for slot in order:
-                side, level = by_name[slot.target], levels[slot.level_index]
-                bucket = await run_slot(side, level, progress)
-                stored.slots.append(slot_record(slot, level, bucket))
-                save_side(side)
-                write_comparison(comp_dir, stored)
-            stored.status = "complete"
+            await _run_slots(sides, by_name, levels, order, stored, comp_dir, progress, stop)
         except asyncio.CancelledError:
-            stored.status = "incomplete"
+            stored.status, stored.stop_reason = "incomplete", "interrupted"
             raise
+        except OSError as exc:
+            failure = exc
         finally:
-            _finish(sides, stored, comp_dir, config)
+            failure = _finish(sides, stored, comp_dir, config, reserve, failure)
+    _raise_if_stopped(comp_dir, sides, failure)
     return ComparisonOutcome(comp_dir, stored)
 
 
-def _finish(
-    sides: list[Side], stored: ComparisonFile, comp_dir: Path, config: CompareConfig
+async def _run_slots(
+    sides: list[Side], by_name: dict[str, Side], levels: list, order: list[Slot],
+    stored: ComparisonFile, comp_dir: Path, progress: ProgressSink, stop: asyncio.Event,
 ) -> None:
-    if stored.status == "running":  # stopped by an error: what finished is kept
+    """Warm every target up, then every slot in order, saving after each; until `stop`."""
+    for side in sides:
+        await warm_up(side)
+    for slot in order:
+        if stop.is_set():
+            return
+        side, level = by_name[slot.target], levels[slot.level_index]
+        bucket = await run_slot(side, level, progress)
+        stored.slots.append(slot_record(slot, level, bucket))
+        save_side(side)
+        write_comparison(comp_dir, stored)
+    if not stop.is_set():
+        stored.status = "complete"
+
+
+def _finish(
+    sides: list[Side], stored: ComparisonFile, comp_dir: Path, config: CompareConfig,
+    reserve: DiskReserve | None, failure: OSError | None,
+) -> OSError | None:
+    """Close every target and save `comparison.json`, each step whatever the others did;
+    returns the first write failure."""
+    if reserve is not None:
+        reserve.release()  # the room the last saves need
+    if stored.status == "running":  # stopped by an error or an outage: what finished is kept
         stored.status = "incomplete"
     for side in sides:
-        close_side(side, stored.status == "complete")
+        closed = close_side(side, stored.status == "complete")
+        failure = failure or closed
+    if failure is not None:
+        stored.status = "incomplete"
+        stored.stop_reason = f"write failed: {failure.strerror or failure}"
+    else:
+        stored.stop_reason = stored.stop_reason or _outage_reason(sides)
     if stored.status == "complete":
         stored.analyse({s.target.name: s.samples for s in sides}, config.slo)
-    write_comparison(comp_dir, stored)
+    try:
+        write_comparison(comp_dir, stored)
+    except OSError as exc:
+        failure = failure or exc
+    return failure
+
+
+def _outage_reason(sides: list[Side]) -> str | None:
+    for side in sides:
+        if side.watch is not None and side.watch.declared:
+            return f"target {side.target.name}: {side.watch.reason()}"
+    return None
+
+
+def _raise_if_stopped(comp_dir: Path, sides: list[Side], failure: OSError | None) -> None:
+    """A full disk or a target gone for good ends the command non-zero, what was measured
+    kept."""
+    if failure is not None:
+        raise RunAborted(f"comparison stopped: cannot write results in {comp_dir} "
+                         f"({failure.strerror or failure}); the requests recorded so far "
+                         "are kept")
+    reason = _outage_reason(sides)
+    if reason is not None:
+        raise RunAborted(f"comparison stopped: {reason}; what was measured is kept in "
+                         f"{comp_dir}")
 
 
 def run_comparison(

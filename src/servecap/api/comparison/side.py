@@ -12,6 +12,7 @@ window, and the same summaries.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from servecap.analysis.comparison import Repeats
 from servecap.api.comparison.store import SlotRecord
 from servecap.api.comparison.targets import Target
 from servecap.api.run.observers import RunContext, level_observers
+from servecap.api.run.outage import OutageWatch
 from servecap.api.run.preflight import preflight
 from servecap.api.run.progress import NullProgress, ProgressSink
 from servecap.api.run.run import new_run_info
@@ -67,6 +69,16 @@ class Side:
     observed: dict[LevelKey, dict[str, Any]] = field(default_factory=dict)
     planned: dict[LevelKey, int] = field(default_factory=dict)  # requests per repeat
     windows: dict[LevelKey, Window | None] = field(default_factory=dict)
+    # the comparison's stop (a level stops scheduling once set) and this target's outage
+    # watch, which sets it when the target is gone for good (`RunConfig.outage_s`)
+    stop: asyncio.Event | None = None
+    watch: OutageWatch | None = None
+
+    def watch_outage(self, stop: asyncio.Event) -> None:
+        """Stop the comparison once this target answers nothing but failures for its
+        config's `outage_s` (a comparison against a dead target measures nothing)."""
+        self.stop = stop
+        self.watch = OutageWatch(self.config.outage_s, stop)
 
     def describe(self) -> dict[str, Any]:
         """The target's entry in `comparison.json`."""
@@ -119,6 +131,8 @@ def _sink(side: Side, bucket: list[RequestRecord], progress: ProgressSink) -> An
         writer.write(record)
         bucket.append(record)
         progress.request_done(record)
+        if side.watch is not None:
+            side.watch.observe(record)
 
     return sink
 
@@ -141,7 +155,8 @@ async def run_slot(side: Side, level: LevelSpec, progress: ProgressSink) -> list
     bucket: list[RequestRecord] = []
     observed: dict[str, Any] = {}
     progress.level_started(level.key, level.n_requests)
-    io = LevelIO(side.client, _source(side), _sink(side, bucket, progress), side.ids)
+    io = LevelIO(side.client, _source(side), _sink(side, bucket, progress), side.ids,
+                 side.stop)
     await run_level(level, io, level_observers(level, RunContext()), observed)
     side.observed[level.key] = observed
     side.planned[level.key] = level.planned_requests()
@@ -164,12 +179,28 @@ def save_side(side: Side) -> None:
     write_summaries(side.run_dir, levels)
 
 
-def close_side(side: Side, complete: bool) -> None:
+def close_side(side: Side, complete: bool) -> OSError | None:
+    """Close the writer and save run.json and the summaries, each whatever the other did
+    (a full disk fails both, and the first failure must not hide the save); returns the
+    first write failure, if any."""
+    failure: OSError | None = None
     if side.writer is not None:
-        side.writer.close()
-    if side.info is not None:
-        side.info.status = "complete" if complete else "incomplete"
+        try:
+            side.writer.close()
+        except OSError as exc:
+            failure = exc
+    if side.info is None:
+        return failure
+    side.info.status = "complete" if complete and failure is None else "incomplete"
+    if failure is not None:
+        side.info.stop_reason = f"write failed: {failure.strerror or failure}"
+    elif side.watch is not None and side.watch.declared:
+        side.info.stop_reason = side.watch.reason()
+    try:
         save_side(side)
+    except OSError as exc:
+        failure = failure or exc
+    return failure
 
 
 def slot_summary(level: LevelSpec, bucket: list[RequestRecord]) -> LevelSummary | None:

@@ -58,6 +58,7 @@ class ComparisonFile:
     planned: list[dict[str, Any]]
     slots: list[SlotRecord] = field(default_factory=list)
     status: str = "running"
+    stop_reason: str | None = None  # why an incomplete comparison stopped, when known
     interleaved: bool = True
     # "interleaved": one slot at a time in the balanced order; "lockstep": every target ran
     # each (repeat, level) at once, each in its own process (`api.comparison.lockstep`)

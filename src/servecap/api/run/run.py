@@ -53,7 +53,7 @@ from servecap.storage.run_dir import (
     write_run_info,
     write_summaries,
 )
-from servecap.storage.safe_files import RESERVE_FILE, DiskReserve
+from servecap.storage.safe_files import DiskReserve, hold_reserve
 
 
 @dataclass
@@ -171,7 +171,7 @@ async def run_benchmark_async(
             client_extra_body(config),
         )
         writer = RecordWriter(run_dir / REQUESTS_FILE)
-        reserve = _reserve(run_dir)
+        reserve = hold_reserve(run_dir)
         scraper, info.server_metrics = await start_scraper(
             config.server_metrics, config.metrics_hz, config.client, secrets, run_dir,
         )
@@ -211,15 +211,6 @@ class _Closing:
     scraper: Any
     writer: RecordWriter
     reserve: DiskReserve | None
-
-
-def _reserve(run_dir: Path) -> DiskReserve | None:
-    """Room for the final save; a disk too full for it already is left to that save."""
-    try:
-        return DiskReserve(run_dir)
-    except OSError:
-        (run_dir / RESERVE_FILE).unlink(missing_ok=True)
-        return None
 
 
 async def _wind_up(
