@@ -22,7 +22,7 @@ def test_infer_pairs() -> None:
 
 @pytest.mark.parametrize("text", ["x", "x:", ":y", "a:b:c", "a-spec:nope", "a-spec:a-spec"])
 def test_bad_pairs_raise_user_input_error(text: str) -> None:
-    with pytest.raises(UserInputError, match="--pair"):
+    with pytest.raises(UserInputError, match="invalid pair"):
         parse_pair(text, ["a-spec", "a-direct"])
 
 

@@ -60,7 +60,7 @@ def test_bad_think_time_and_tolerance_exit_2(tmp_path):
     assert bad.exit_code == 2 and "--tolerance" in bad.output
     bad = CliRunner().invoke(app, ["verify", str(run), "--search", "--search-on-miss"])
     assert bad.exit_code == 2 and "not both" in bad.output
-    with pytest.raises(UserInputError, match="--turns"):
+    with pytest.raises(UserInputError, match="turns '0'"):
         verify(run, VerifyOptions(turns="0"))
 
 

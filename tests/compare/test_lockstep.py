@@ -78,7 +78,7 @@ def test_interleaved_schedule_runs_one_slot_at_a_time(tmp_path: Path) -> None:
 def test_different_models_are_refused_before_any_load(tmp_path: Path) -> None:
     config = _config(tmp_path / "out", ["a=sim:deterministic", "b=sim:vllm-direct"], 1)
     with servers(config.targets) as urls, pytest.raises(UserInputError,
-                                                        match="--allow-different-models"):
+                                                        match="allow different models"):
         run_lockstep(config, urls)
     assert not any((tmp_path / "out").glob("compare-*"))
 

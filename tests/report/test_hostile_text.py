@@ -100,5 +100,5 @@ def test_no_runs_and_bad_pair(tmp_path: Path) -> None:
         build_report([], ReportOptions())
     runs_dir = tmp_path / "runs"
     _run(runs_dir, "a-spec", "m", "")
-    with pytest.raises(UserInputError, match="--pair"):
+    with pytest.raises(UserInputError, match="invalid pair"):
         build_report(load_runs([runs_dir]), ReportOptions(pairs=["a-spec:missing"]))

@@ -128,7 +128,7 @@ def run_sweep(page: Any, name: str, drop_levels: int) -> None:
 def bad_input_starts_nothing(page: Any, results: Path) -> None:
     set_field(page, "Base URL", "not-a-url")
     page.get_by_role("button", name="Start run").click()
-    expect(page.get_by_text("Not started: invalid --base-url")).to_be_visible()
+    expect(page.get_by_text("Not started: invalid 'Base URL'")).to_be_visible()
     assert not results.exists() or not any(results.iterdir())
 
 

@@ -91,10 +91,10 @@ def test_form_fields_and_password_key(app_factory: Any, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("url", "levels", "custom", "message"),
     [
-        ("ftp://example.com/v1", [1], "", "invalid --base-url"),
+        ("ftp://example.com/v1", [1], "", "invalid 'Base URL'"),  # its label, not a flag
         ("", [1], "", "enter the server's base URL"),
         ("http://127.0.0.1:8000/v1", [], "", "at least one concurrency level"),
-        ("http://127.0.0.1:8000/v1", [], "2, x", "invalid concurrency level 'x'"),
+        ("http://127.0.0.1:8000/v1", [], "2, x", "invalid 'Concurrency levels' level 'x'"),
     ],
 )
 def test_bad_input_shows_message_and_starts_nothing(

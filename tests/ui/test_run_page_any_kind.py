@@ -38,7 +38,7 @@ def test_text_mode_on_the_page_names_a_bad_load(app_factory: Any, tmp_path: Path
     at = at.button(key="start_run").click().run()
     assert not at.exception
     messages = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
-    assert any("invalid load 'bogus=1'" in m for m in messages), messages
+    assert any("invalid 'Load' 'bogus=1'" in m for m in messages), messages
     from servecap.ui.shared import run_manager
 
     assert run_manager().current is None

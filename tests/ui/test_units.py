@@ -44,7 +44,7 @@ def test_build_config_keeps_the_form_and_no_secret(tmp_path: Path) -> None:
 def test_build_config_rejects_bad_numbers(tmp_path: Path) -> None:
     with pytest.raises(UserInputError, match="rounds"):
         build_config(RunForm("http://h:1/v1", rounds=0), tmp_path)
-    with pytest.raises(UserInputError, match="invalid --base-url"):
+    with pytest.raises(UserInputError, match="invalid base url"):
         build_config(RunForm("localhost:8000"), tmp_path)
 
 

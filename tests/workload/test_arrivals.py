@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError, UserInputError
 from servecap.workload.arrivals import ArrivalProcess
 
 
@@ -76,18 +76,20 @@ def test_zero_requests_is_empty():
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "flag"),
+    ("kwargs", "setting"),
     [
-        ({"process": "poisson", "rate": 0.0}, "--rate"),
-        ({"process": "poisson", "rate": -1.0}, "--rate"),
-        ({"process": "poisson", "rate": math.nan}, "--rate"),
-        ({"process": "gamma", "rate": 1.0, "burstiness": 0.0}, "--burstiness"),
-        ({"process": "weibull", "rate": 1.0}, "--arrival"),
+        ({"process": "poisson", "rate": 0.0}, "rate"),
+        ({"process": "poisson", "rate": -1.0}, "rate"),
+        ({"process": "poisson", "rate": math.nan}, "rate"),
+        ({"process": "gamma", "rate": 1.0, "burstiness": 0.0}, "burstiness"),
+        ({"process": "weibull", "rate": 1.0}, "arrival"),
     ],
 )
-def test_bad_parameters_name_the_flag(kwargs, flag):
-    with pytest.raises(UserInputError, match=flag):
+def test_bad_parameters_name_the_setting(kwargs, setting):
+    with pytest.raises(SettingError) as caught:
         ArrivalProcess(**kwargs)
+    assert caught.value.settings == (setting,)
+    assert str(caught.value).startswith(f"{setting} ")
 
 
 def test_bounds_must_be_exactly_one_and_sane():
@@ -96,9 +98,9 @@ def test_bounds_must_be_exactly_one_and_sane():
         a.offsets(seed=0)
     with pytest.raises(UserInputError, match="exactly one"):
         a.offsets(seed=0, count=3, duration=3.0)
-    with pytest.raises(UserInputError, match="--duration"):
+    with pytest.raises(UserInputError, match="duration"):
         a.offsets(seed=0, duration=0.0)
-    with pytest.raises(UserInputError, match="--requests"):
+    with pytest.raises(UserInputError, match="requests"):
         a.offsets(seed=0, count=-1)
     with pytest.raises(UserInputError, match="requests"):
         ArrivalProcess("poisson", 1e9).offsets(seed=0, duration=3600.0)

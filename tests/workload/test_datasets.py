@@ -108,7 +108,7 @@ def test_bad_array_names_the_item(tmp_path):
 
 
 def test_unknown_format_binary_and_missing_files(tmp_path):
-    with pytest.raises(UserInputError, match="--dataset-format 'csv'"):
+    with pytest.raises(UserInputError, match="dataset format 'csv'"):
         read_dataset(tmp_path / "x", "csv")
     with pytest.raises(UserInputError, match="cannot read the dataset"):
         read_dataset(tmp_path / "absent.jsonl")

@@ -72,9 +72,9 @@ def test_shared_prefixes_groups_are_seeded_and_order_free():
     texts = {prefixes.text(g) for g in range(4)}
     assert len(texts) == 4 and all(len(t) == 400 for t in texts)
     assert SharedPrefixes(100, 4, seed=3).text(0) != prefixes.text(0)
-    with pytest.raises(UserInputError, match="--prefix-tokens"):
+    with pytest.raises(UserInputError, match="prefix tokens"):
         SharedPrefixes(0, 1)
-    with pytest.raises(UserInputError, match="--prefix-groups"):
+    with pytest.raises(UserInputError, match="prefix groups"):
         SharedPrefixes(10, 0)
 
 

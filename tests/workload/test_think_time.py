@@ -4,7 +4,7 @@ import statistics
 
 import pytest
 
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError, UserInputError
 from servecap.workload.think_time import ThinkTime, TurnCount, parse_think_time, parse_turns
 
 
@@ -84,9 +84,10 @@ def test_bad_think_time_is_one_clear_user_error(spec, fragment):
     assert "\n" not in str(err.value)
 
 
-def test_flag_name_goes_into_the_message():
-    with pytest.raises(UserInputError, match=r"^--think-time 'exp:-2'"):
-        parse_think_time("exp:-2", name="--think-time")
+def test_the_setting_goes_into_the_message_for_each_front_end_to_name():
+    with pytest.raises(SettingError, match=r"^think time 'exp:-2'") as caught:
+        parse_think_time("exp:-2", name="think_time")
+    assert caught.value.named(lambda s: "--think-time").startswith("--think-time 'exp:-2'")
 
 
 def test_turns_fixed_and_uniform():

@@ -58,5 +58,5 @@ def test_fit_pads_a_short_text_and_keeps_its_start(tokenizer_path):
 def test_bad_tokenizer_file(tmp_path):
     bad = tmp_path / "tokenizer.json"
     bad.write_text("{}")
-    with pytest.raises(UserInputError, match=r"--tokenizer .*cannot load"):
+    with pytest.raises(UserInputError, match=r"tokenizer .*cannot load"):
         load_tokenizer(bad)

@@ -85,7 +85,7 @@ def test_window_keeps_block_ids_aligned():
 
 @pytest.mark.parametrize(
     ("start", "duration", "flag"),
-    [(-1.0, None, "--trace-start"), (0.0, 0.0, "--trace-duration"), (1e9, None, "no request")],
+    [(-1.0, None, "trace start"), (0.0, 0.0, "trace duration"), (1e9, None, "no request")],
 )
 def test_bad_windows(start, duration, flag):
     with pytest.raises(UserInputError, match=flag):
@@ -94,7 +94,7 @@ def test_bad_windows(start, duration, flag):
 
 @pytest.mark.parametrize("speed", [0.0, -2.0, float("inf")])
 def test_bad_speed(speed):
-    with pytest.raises(UserInputError, match="--trace-speed"):
+    with pytest.raises(UserInputError, match="trace speed"):
         read_trace(AZURE).scaled(speed)
 
 
@@ -176,7 +176,7 @@ def test_bad_input_names_file_line_and_column(tmp_path, name, text, fmt, expecte
 
 
 def test_unknown_format_name_and_missing_file(tmp_path):
-    with pytest.raises(UserInputError, match="--trace-format 'splitwise'"):
+    with pytest.raises(UserInputError, match="trace format 'splitwise'"):
         read_trace(AZURE, "splitwise")
     with pytest.raises(UserInputError, match="cannot read the trace"):
         read_trace(tmp_path / "absent.csv")

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from servecap.analysis.findings import Finding
 from servecap.analysis.series import ConfigSeries
-from servecap.core.errors import UserInputError
+from servecap.core.errors import bad_setting
 from servecap.core.level_key import LevelKey
 from servecap.kinds.registry import kind_of
 
@@ -58,15 +58,16 @@ def parse_pair(text: str, names: Sequence[str]) -> Pair:
     spec, sep, base = text.partition(":")
     spec, base = spec.strip(), base.strip()
     if not sep or not spec or not base or ":" in base:
-        raise UserInputError(f"invalid --pair {text!r}: expected SPEC:BASE, e.g. x-spec:x-direct")
+        raise bad_setting("pair", f"{text!r}: expected SPEC:BASE, e.g. x-spec:x-direct",
+                          "invalid ")
     missing = [n for n in (spec, base) if n not in names]
     if missing:
         known = ", ".join(sorted(names)) or "none"
-        raise UserInputError(
-            f"invalid --pair {text!r}: no run named {', '.join(map(repr, missing))} (runs: {known})"
-        )
+        raise bad_setting(
+            "pair", f"{text!r}: no run named {', '.join(map(repr, missing))} (runs: {known})",
+            "invalid ")
     if spec == base:
-        raise UserInputError(f"invalid --pair {text!r}: a run cannot be its own baseline")
+        raise bad_setting("pair", f"{text!r}: a run cannot be its own baseline", "invalid ")
     return Pair(spec=spec, base=base)
 
 

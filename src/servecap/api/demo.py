@@ -35,6 +35,17 @@ from servecap.api.comparison.lockstep import Schedule, run_lockstep
 from servecap.api.comparison.report import compared_report, report_runs
 from servecap.api.comparison.run import servers
 from servecap.api.comparison.targets import Target
+from servecap.api.demo_settings import (
+    DEMO_REPEATS,
+    DEMO_ROUNDS,
+    VERIFY_S,
+    VERIFY_SEARCH_BUDGET,
+    VERIFY_SEARCH_FACTOR,
+    VERIFY_SEARCH_TOLERANCE,
+    VERIFY_THINK,
+    VERIFY_TURNS,
+    VERIFY_WARMUP_S,
+)
 from servecap.api.predict.verify import Verification, VerifyOptions, verify
 from servecap.api.run.progress import ProgressSink
 from servecap.api.run.run import Secrets
@@ -51,17 +62,6 @@ SEED_PAIRS: tuple[tuple[str, str], ...] = (
     ("vllm-direct", "vllm-spec"), ("sglang-direct", "sglang-spec"),
     ("sglang-direct", "vllm-direct"),
 )
-DEMO_ROUNDS = 10  # the seed's: P90 from fewer samples is one or two requests at c=1-2
-VERIFY_S = 45.0  # measured seconds: P90 from ~300 requests at the seed's 430 users
-VERIFY_WARMUP_S = 15.0  # four response times at C_max: the in-service share fills
-VERIFY_THINK = "exp:45"  # the seed's 45 s think time, drawn per user (exponential)
-VERIFY_TURNS = "1"  # one request per conversation: the sweep's request shape
-# when the predicted users miss the SLOs, the users that hold are searched for below them:
-# steps of 1/1.25 and bisection to within 10%, at most 4 levels in all (4 minutes at x1),
-# so a typical miss ends with a bracket: 456 missed, 364 held, then 410, then 387 or 433
-VERIFY_SEARCH_FACTOR = 1.25
-VERIFY_SEARCH_TOLERANCE = 0.10
-VERIFY_SEARCH_BUDGET = 4
 
 
 @dataclass
@@ -69,7 +69,7 @@ class DemoOptions:
     rounds: int = DEMO_ROUNDS
     levels: tuple[int, ...] = DEFAULT_LEVELS
     time_scale: float = 1.0
-    repeats: int = 1
+    repeats: int = DEMO_REPEATS
     schedule: Schedule = "lockstep"
     verify_s: float = VERIFY_S  # 0: no verification
     profiles: tuple[str, ...] = SEED_PROFILES

@@ -13,7 +13,7 @@ import typer
 from pydantic import ValidationError
 
 from servecap.core.config import SLO
-from servecap.core.errors import ServecapError, UserInputError
+from servecap.core.errors import ServecapError, UserInputError, said
 from servecap.core.text import printable
 from servecap.core.validation import user_input_error
 
@@ -22,6 +22,16 @@ R = TypeVar("R")
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
+
+
+# Settings whose flag is not `--` and the setting's name with dashes (`think_time` ->
+# `--think-time`): the api names settings, the CLI says flags.
+FLAG_OF_SETTING: dict[str, str] = {"statistic": "--stat", "out_dir": "--out"}
+
+
+def flag_of(setting: str) -> str:
+    """The flag that sets `setting`, as an error message names it."""
+    return FLAG_OF_SETTING.get(setting, "--" + setting.replace("_", "-"))
 
 
 def fail_input(message: str) -> typer.Exit:
@@ -44,7 +54,7 @@ def user_errors(func: Callable[P, R]) -> Callable[P, R]:
             check_utf8(kwargs)
             return func(*args, **kwargs)
         except UserInputError as exc:
-            raise fail_input(str(exc)) from None
+            raise fail_input(said(exc, flag_of)) from None
         except ValidationError as exc:
             raise fail_input(str(user_input_error(exc, flag_names(exc)))) from None
         except ServecapError as exc:

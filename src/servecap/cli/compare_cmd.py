@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
+from servecap.api.comparison.config import DEFAULT_COMPARE_LEVELS, DEFAULT_REPEATS
 from servecap.api.run.run_config import RunConfig
 from servecap.api.run.workload_options import WorkloadFlags
 from servecap.cli import run_flags_load as lf
@@ -34,7 +35,7 @@ from servecap.core.text import printable
 from servecap.core.validation import user_input_error
 
 RUN = RunConfig()
-DEFAULT_LEVELS = "1,2,4,8"  # a comparison repeats each level: fewer levels than `run`'s
+DEFAULT_LEVELS = ",".join(map(str, DEFAULT_COMPARE_LEVELS))
 WORKLOAD_FLAGS = {
     "model": "--model", "endpoint": "--endpoint", "concurrency": "--concurrency",
     "rounds": "--rounds", "input_tokens": "--input-tokens", "output_tokens": "--output-tokens",
@@ -77,7 +78,8 @@ def compare(
     pair: Annotated[list[str] | None, typer.Option(
         "--pair", help="SPEC:BASE target names to compare (default: each against the first)"
     )] = None,
-    repeats: Annotated[int, typer.Option(help="Runs of every level per target")] = 3,
+    repeats: Annotated[int, typer.Option(help="Runs of every level per target")] = (
+        DEFAULT_REPEATS),
     concurrency: Annotated[str | None, typer.Option(
         help=f"Concurrency levels, e.g. 1,2,4 (default {DEFAULT_LEVELS})")] = None,
     rounds: Annotated[int, typer.Option(help="Requests per stream per level")] = RUN.rounds,

@@ -15,15 +15,14 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from servecap.api.demo_settings import DEMO_REPEATS, DEMO_ROUNDS, VERIFY_S
 from servecap.cli.common import EXIT_INTERRUPTED, out_dir, user_errors
-from servecap.core.config import parse_levels
+from servecap.core.config import DEFAULT_LEVELS, parse_levels
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
 from servecap.core.text import printable
-
-VERIFY_S = 45.0  # api.demo.VERIFY_S (the api is imported only when the command runs)
 
 if TYPE_CHECKING:
     from servecap.api.capacity.demo import CapacityDemo
@@ -128,15 +127,17 @@ def demo(
     out: Annotated[Path, typer.Option(parser=out_dir, help="Where runs and the report go")] = Path(
         "demo-output"
     ),
-    rounds: Annotated[int, typer.Option(min=1, help="Requests per level = rounds x c")] = 10,
-    concurrency: Annotated[str, typer.Option(help="Levels")] = "1,2,4,8,16,32,64",
+    rounds: Annotated[int, typer.Option(min=1, help="Requests per level = rounds x c")] = (
+        DEMO_ROUNDS),
+    concurrency: Annotated[str, typer.Option(help="Levels")] = ",".join(map(str, DEFAULT_LEVELS)),
     full: Annotated[bool, typer.Option(
         "--full", help="The seed report's own procedure instead: the grid of c = 1..64 x 10 "
         "rounds on all four, their comparison, the winner verified (about 11 minutes)")] = False,
     time_scale: Annotated[float | None, typer.Option(
         min=0.1, max=100.0, help="Simulate this many times real time (default 10; 1 with "
         "--full)")] = None,
-    repeats: Annotated[int, typer.Option(min=1, help="Runs of every level per deployment")] = 1,
+    repeats: Annotated[int, typer.Option(min=1, help="Runs of every level per deployment")] = (
+        DEMO_REPEATS),
     interleaved: Annotated[bool, typer.Option(
         "--interleaved", help="One deployment at a time in the interleaved order (about 17 "
         "min) instead of all four in lock-step")] = False,

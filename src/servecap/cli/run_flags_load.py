@@ -36,8 +36,6 @@ def any_load(text: str | None, seed: int, others: dict[str, object]) -> LoadPlan
         raise UserInputError(f"--load and {given} are two load models; give one of them")
     try:
         return load_from_text(text, seed)
-    except UserInputError as exc:
-        raise UserInputError(str(exc).replace("invalid load", "invalid --load", 1)) from None
     except ValidationError as exc:
         raise user_input_error(exc, {}, whole="--load") from None
 

@@ -69,9 +69,9 @@ def sessions_load(
         raise UserInputError("--users and --concurrency are two load models; give one of them")
     if endpoint != "chat":
         raise UserInputError("--users sends multi-turn chat messages: use --endpoint chat")
-    think = parse_think_time(kw["think_time"], "--think-time")
+    think = parse_think_time(kw["think_time"], "think_time")
     turns = _turns(kw["turns"], bool(kw.get("dataset")))
-    users = parse_levels(kw["users"], "--users")
+    users = parse_levels(kw["users"], "users")
     duration = kw["duration"] if kw["duration"] is not None else DEFAULTS.duration_s
     try:
         return SessionsLoad(
@@ -90,6 +90,6 @@ def _turns(text: str | None, dataset: bool) -> str | TurnCount:
         if text.strip().lower() == ALL_TURNS:
             raise UserInputError("--turns all takes each dataset conversation's own turns: "
                                  "it needs --dataset")
-        return parse_turns(text, "--turns")
-    cap = parse_turn_cap(text, "--turns")
+        return parse_turns(text, "turns")
+    cap = parse_turn_cap(text, "turns")
     return ALL_TURNS if cap is None else cap

@@ -29,7 +29,7 @@ from servecap.client.pool import ConnectFailed, FreshConnector, SkipCount, Strea
 from servecap.client.wire import Connection
 from servecap.core.clock import now_ns, sleep_until
 from servecap.core.config import ClientOptions, Endpoint
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError, UserInputError
 from servecap.core.records import RequestRecord
 from servecap.workload.source import AnyRequest
 
@@ -42,9 +42,8 @@ def ssl_context(options: ClientOptions) -> ssl.SSLContext | bool:
         try:
             return ssl.create_default_context(cafile=options.ca_bundle)
         except (OSError, ssl.SSLError) as exc:
-            raise UserInputError(
-                f"cannot use --ca-bundle {options.ca_bundle}: {exc.strerror or exc}"
-            ) from exc
+            raise SettingError(f"cannot use {{ca_bundle}} {options.ca_bundle}: "
+                               f"{exc.strerror or exc}", "ca_bundle") from exc
     return True
 
 

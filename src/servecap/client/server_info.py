@@ -12,7 +12,7 @@ import aiohttp
 from servecap.client.failures import describe_exception, reason_for_exception
 from servecap.core import json_input
 from servecap.core.config import ClientOptions, v1_hint
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError, UserInputError
 from servecap.core.urls import hide_userinfo, public_url
 
 # Endpoints engines use to describe themselves: vLLM, SGLang, llama.cpp, Ollama, the simulator.
@@ -51,11 +51,10 @@ async def list_models(session: aiohttp.ClientSession, options: ClientOptions) ->
         async with session.get(url, timeout=timeout, allow_redirects=False) as response:
             if 300 <= response.status < 400:
                 target = hide_userinfo(response.headers.get("Location", "")[:200])
-                raise UserInputError(
+                raise SettingError(
                     f"{shown} answered HTTP {response.status}, a redirect to {target!r}; "
-                    "servecap follows no redirects (they would carry --header values to "
-                    "another origin): use the final URL as --base-url"
-                )
+                    "servecap follows no redirects (they would carry {header} values to "
+                    "another origin): use the final URL as {base_url}", "header", "base_url")
             if response.status >= 400:
                 hint = v1_hint(options.base_url, response.status)
                 raise UserInputError(f"{shown} answered HTTP {response.status}{hint}")

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError, bad_setting
 from servecap.core.urls import hide_userinfo, public_url
 
 Endpoint = Literal["chat", "completions"]
@@ -37,34 +37,32 @@ def validate_base_url(url: str) -> str:
         parts = urlsplit(url.strip())
         _ = parts.port
     except ValueError as exc:
-        raise UserInputError(f"invalid host or port in --base-url {shown!r}") from exc
+        raise SettingError(f"invalid host or port in {{base_url}} {shown!r}",
+                           "base_url") from exc
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UserInputError(
-            f"invalid --base-url {shown!r}: expected http(s)://host[:port]/v1"
-        )
+        raise bad_setting("base_url", f"{shown!r}: expected http(s)://host[:port]/v1",
+                          "invalid ")
     return url.strip().rstrip("/")
 
 
-def parse_levels(text: str, flag: str = "--concurrency") -> list[int]:
+def parse_levels(text: str, setting: str = "concurrency") -> list[int]:
     """Concurrency levels from `1,2,4`: positive, de-duplicated, sorted.
 
     An empty item (`1,,2`, `1,2,`) is refused rather than skipped: it is most likely a level
-    the user meant to type. `flag` names the option in messages (`--users` takes the same)."""
-    what = "concurrency" if flag == "--concurrency" else flag
+    the user meant to type. `setting` is named in messages (`users` takes the same)."""
     items = [part.strip() for part in text.split(",")]
     if not any(items):
-        raise UserInputError(f"{flag} needs at least one level, e.g. 1,2,4,8")
+        raise bad_setting(setting, "needs at least one level, e.g. 1,2,4,8")
     if not all(items):
-        raise UserInputError(
-            f"invalid {flag} {text.strip()[:80]!r}: an empty level between commas"
-        )
+        raise bad_setting(setting, f"{text.strip()[:80]!r}: an empty level between commas",
+                          "invalid ")
     levels: list[int] = []
     for item in items:
         if not item.isdigit() or int(item) < 1:
-            raise UserInputError(f"invalid {what} level {item!r}: levels are integers >= 1")
+            raise bad_setting(setting, f"level {item!r}: levels are integers >= 1", "invalid ")
         levels.append(int(item))
     if max(levels) > 100_000:
-        raise UserInputError(f"{what} levels above 100000 are not supported")
+        raise bad_setting(setting, "levels above 100000 are not supported")
     return sorted(set(levels))
 
 

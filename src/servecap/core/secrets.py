@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from servecap.core.config import ClientOptions
-from servecap.core.errors import UserInputError
+from servecap.core.errors import bad_setting
 from servecap.core.text import clean_text
 from servecap.core.urls import secret_query_values, strip_credentials
 
@@ -111,9 +111,8 @@ def split_url_credentials(
     if parts.username is None and parts.password is None:
         return client, secrets
     if secrets.api_key:
-        raise UserInputError(
-            "--base-url carries user:password and an API key is set as well; use one of them"
-        )
+        raise bad_setting("base_url", "carries user:password and an API key is set as well; "
+                          "use one of them")
     password = unquote(parts.password or "")
     pair = f"{unquote(parts.username or '')}:{password}"
     token = base64.b64encode(pair.encode()).decode()

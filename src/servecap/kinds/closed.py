@@ -93,7 +93,7 @@ class ClosedLoad(LoadPlan):
 
     @classmethod
     def from_text(cls, spec: str, seed: int) -> ClosedLoad:
-        return cls(concurrency=parse_levels(spec, "c"))
+        return cls(concurrency=parse_levels(spec, "load"))
 
     def probe(self, value: int) -> ClosedLevel:
         return ClosedLevel(

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from servecap.core.errors import UserInputError
+from servecap.core.errors import bad_setting
 from servecap.core.level_key import LevelKey
 from servecap.kinds.base import KindText, LevelSpec, LoadKind, LoadPlan, Share
 from servecap.kinds.io import LevelIO
@@ -104,16 +104,17 @@ def parse_rates(text: str) -> list[float]:
     """Rates from `0.5,1,2`: numbers > 0 requests/s; an empty item is refused."""
     items = [part.strip() for part in text.split(",")]
     if not all(items):
-        raise UserInputError(f"invalid --rate {text.strip()[:80]!r}: an empty rate between commas")
+        raise bad_setting("rate", f"{text.strip()[:80]!r}: an empty rate between commas",
+                          "invalid ")
     rates = []
     for item in items:
         try:
             rate = float(item.removesuffix("/s"))
         except ValueError:
-            message = f"invalid --rate {item!r}: rates are numbers of requests/s"
-            raise UserInputError(message) from None
+            raise bad_setting("rate", f"{item!r}: rates are numbers of requests/s",
+                              "invalid ") from None
         if not (math.isfinite(rate) and rate > 0):
-            raise UserInputError(f"invalid --rate {item!r}: a rate must be > 0 requests/s")
+            raise bad_setting("rate", f"{item!r}: a rate must be > 0 requests/s", "invalid ")
         rates.append(rate)
     return rates
 

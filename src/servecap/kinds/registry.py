@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import PlainSerializer, PlainValidator
 
-from servecap.core.errors import UserInputError
+from servecap.core.errors import bad_setting
 from servecap.core.level_key import LevelKey
 from servecap.kinds.base import LevelSpec, LoadKind, LoadPlan
 from servecap.kinds.planned import PlannedLevel
@@ -65,7 +65,7 @@ def load_from_text(text: str, seed: int = 0) -> LoadPlan:
     kind = next((k for k in KINDS.values() if k.text.prefix == prefix.strip()), None)
     if not sep or kind is None or not kind.text.example:
         forms = ", ".join(k.text.example for k in KINDS.values() if k.text.example)
-        raise UserInputError(f"invalid load {text.strip()[:80]!r}: expected one of {forms}")
+        raise bad_setting("load", f"{text.strip()[:80]!r}: expected one of {forms}", "invalid ")
     return kind.load.from_text(spec.strip(), seed)
 
 

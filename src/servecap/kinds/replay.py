@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from servecap.core.errors import UserInputError
+from servecap.core.errors import bad_setting
 from servecap.kinds.base import KindText, LevelSpec, LoadKind, LoadPlan, Share
 from servecap.kinds.io import LevelIO
 from servecap.kinds.on_time import Timed, send_at_targets
@@ -103,10 +103,9 @@ class ReplayLoad(LoadPlan):
         rows = read_trace(self.trace, self.format).window(self.start_s, self.duration_s)
         slowest = min(self.speeds)
         if rows.span_s / slowest > MAX_REPLAY_S:
-            raise UserInputError(
-                f"--trace-speed {slowest:g}: the replay would last {rows.span_s / slowest:.3g}"
-                f" s, more than {MAX_REPLAY_S // 86400} days"
-            )
+            raise bad_setting(
+                "trace_speed", f"{slowest:g}: the replay would last "
+                f"{rows.span_s / slowest:.3g} s, more than {MAX_REPLAY_S // 86400} days")
         return rows
 
     def own_source(self, seed: int, tokenizer: ExactTokens | None) -> TraceSource:

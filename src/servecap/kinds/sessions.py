@@ -30,7 +30,7 @@ from pydantic import Field, field_validator
 
 from servecap.core.clock import now_ns
 from servecap.core.config import parse_levels
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.workload_spec import WorkloadSpec
@@ -80,10 +80,10 @@ class SessionsLevel(LevelSpec):
 
 
 def _plan(level: SessionsLevel, io: LevelIO) -> tuple[SessionPlan, int]:
-    think = parse_think_time(level.think, "--think-time")
+    think = parse_think_time(level.think, "think_time")
     if isinstance(io.source, DatasetSource):  # the dataset's conversations, user turn by turn
         plan = SessionPlan(
-            users=level.users, think=think, turns=parse_turn_cap(level.turns, "--turns"),
+            users=level.users, think=think, turns=parse_turn_cap(level.turns, "turns"),
             seed=level.seed, conversations=io.source.conversations(),
         )
         return plan, io.source.max_tokens
@@ -92,7 +92,7 @@ def _plan(level: SessionsLevel, io: LevelIO) -> tuple[SessionPlan, int]:
         raise TypeError("synthetic sessions need a source with request(i)")
     first = SESSIONS_FIRST_REQUEST + level.users * LEVEL_STRETCH  # every turn its own request
     plan = SessionPlan(
-        users=level.users, think=think, turns=parse_turns(level.turns, "--turns"),
+        users=level.users, think=think, turns=parse_turns(level.turns, "turns"),
         seed=level.seed, prompt_at=lambda i: source.request(first + i).text,
     )
     return plan, source.request(first).max_tokens
@@ -197,7 +197,7 @@ class SessionsLoad(LoadPlan):
 
     @classmethod
     def from_text(cls, spec: str, seed: int) -> SessionsLoad:
-        return cls(users=parse_levels(spec, "users"), seed=seed)
+        return cls(users=parse_levels(spec, "load"), seed=seed)
 
     def worker_source(
         self, source: RequestSource, worker: int, workers: int
@@ -209,8 +209,8 @@ class SessionsLoad(LoadPlan):
     def check_source(self, source: RequestSource, workload: WorkloadSpec | None) -> None:
         """Users of a dataset send its conversations' user turns: it must have some."""
         if isinstance(source, DatasetSource) and not source.conversations():
-            raise UserInputError(f"{workload.dataset if workload else ''}: "
-                                 "no row has a user turn for --users to send")
+            raise SettingError(f"{workload.dataset if workload else ''}: "
+                               "no row has a user turn for {users} to send", "users")
 
 
 class SessionsKind(LoadKind):

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from servecap.core.clock import now_ns
-from servecap.core.errors import RunAborted, UserInputError
+from servecap.core.errors import RunAborted, bad_setting
 from servecap.load.event_loop import loop_factory
 from servecap.load.worker_core import BackendFactory, WorkerCore
 from servecap.load.workers import PINGS, ClockCheck, WorkerSweep
@@ -245,7 +245,7 @@ def _import_ray() -> Any:
     try:
         import ray
     except ImportError as exc:
-        raise UserInputError("--ray needs Ray: pip install 'servecap[ray]'") from exc
+        raise bad_setting("ray", "needs Ray: pip install 'servecap[ray]'") from exc
     return ray
 
 
@@ -259,4 +259,4 @@ def _connect(ray: Any, address: str) -> None:
     try:
         ray.init(**options)
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise UserInputError(f"--ray {address}: cannot join the cluster ({exc})") from exc
+        raise bad_setting("ray", f"{address}: cannot join the cluster ({exc})") from exc

@@ -13,6 +13,7 @@ from typing import Literal
 from servecap.api.comparison.config import CompareConfig
 from servecap.api.comparison.run import ComparisonOutcome, run_comparison
 from servecap.core.errors import ServecapError
+from servecap.ui.labels import message_of
 
 CompareState = Literal["running", "done", "failed"]
 
@@ -31,7 +32,7 @@ class CompareJob:
             self.outcome = run_comparison(self.config)
             self.state = "done"
         except (ServecapError, OSError, RuntimeError) as exc:
-            self.state, self.error = "failed", str(exc)
+            self.state, self.error = "failed", message_of(exc)
         finally:
             self.finished.set()
 

@@ -16,7 +16,7 @@ from servecap.core.config import ClientOptions, FindCmax, parse_levels, validate
 from servecap.core.errors import UserInputError
 from servecap.core.validation import user_input_error
 from servecap.kinds.base import LoadPlan
-from servecap.kinds.open_loop import OpenLoad, parse_rates
+from servecap.kinds.open_loop import DEFAULT_DURATION_S, OpenLoad, parse_rates
 from servecap.kinds.registry import load_from_text
 
 # The seed tool's concurrency choices.
@@ -61,7 +61,7 @@ class RunForm:
     # Open loop: offered rates (requests/s, "0.5, 1, 2"); empty keeps the closed loop above.
     rates: str = ""
     arrival: str = "poisson"
-    duration_s: float = 60.0
+    duration_s: float = DEFAULT_DURATION_S
     # worker processes a level is split over: "auto" (one while one core keeps up) or N
     workers: str = "auto"
     # Any load kind by its text form (`users=50,100`, `shape=ramp:1:20:60s`); empty: the
@@ -129,7 +129,7 @@ def build_config(form: RunForm, results_dir: Path) -> RunConfig:
     if form.dataset.strip() and form.trace.strip():
         raise UserInputError("pick a dataset or a trace, not both")
     fields = config_fields(workload_flags(form))
-    fields["workers"] = parse_workers(form.workers, "worker processes")
+    fields["workers"] = parse_workers(form.workers)
     if load is not None:
         fields["load"] = load
     if form.find_cmax:

@@ -18,6 +18,7 @@ from servecap.ui.capacity_form import (
     capacity_out_dir,
 )
 from servecap.ui.form import secrets_for
+from servecap.ui.labels import message_of
 from servecap.ui.run_manager import RunJob
 from servecap.ui.shared import run_manager, sim_holder
 from servecap.ui.text import plain
@@ -70,7 +71,7 @@ def _start(form: CapacityForm, slo: SLO, results: Path) -> None:
             run_manager().start_capacity(config, options.model_dump(mode="json"),
                                          secrets_for(""))
     except UserInputError as exc:
-        st.error(plain(f"Not started: {exc}"))
+        st.error(plain(f"Not started: {message_of(exc)}"))
 
 
 def answer_of(job: RunJob) -> CapacityAnswer | None:

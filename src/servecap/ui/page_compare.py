@@ -6,7 +6,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from servecap.api.comparison.config import CompareConfig
+from servecap.api.comparison.config import (
+    DEFAULT_COMPARE_LEVELS,
+    DEFAULT_REPEATS,
+    CompareConfig,
+)
 from servecap.api.comparison.report import find_comparison, report_runs, section_of
 from servecap.api.comparison.store import is_comparison
 from servecap.api.comparison.targets import build_targets
@@ -17,7 +21,10 @@ from servecap.kinds.registry import KINDS, load_from_text
 from servecap.report.charts_compare import section_charts
 from servecap.report.charts_plotly import figure
 from servecap.ui.compare_jobs import CompareJobs
+from servecap.ui.labels import message_of
 from servecap.ui.text import plain
+
+RUN_DEFAULTS = RunConfig()
 
 
 @st.cache_resource
@@ -31,15 +38,17 @@ def _form(results: Path, slo: SLO) -> None:
             "Targets, one per line: NAME=BASE_URL or NAME=sim:PROFILE",
             "slow=sim:deterministic*1.1\nfast=sim:deterministic", key="compare_targets",
         )
-        levels = st.text_input("Concurrency levels", "1,2,4", key="compare_levels")
+        levels = st.text_input("Concurrency levels", ",".join(map(str, DEFAULT_COMPARE_LEVELS)),
+                               key="compare_levels")
         examples = ", ".join(k.text.example for k in KINDS.values() if k.text.example)
         load = st.text_input("Or any load kind, as text", key="compare_load",
                              placeholder=examples,
                              help="PREFIX=SPEC (e.g. rate=1,2 or users=10,20); the "
                                   "concurrency levels are then unused")
-        repeats = st.number_input("Repeats", 1, 20, 3, key="compare_repeats")
-        rounds = st.number_input("Rounds", 1, 1000, 3, key="compare_rounds")
-        tokens = st.number_input("Output tokens", 1, 100_000, 32, key="compare_tokens")
+        repeats = st.number_input("Repeats", 1, 20, DEFAULT_REPEATS, key="compare_repeats")
+        rounds = st.number_input("Rounds", 1, 1000, RUN_DEFAULTS.rounds, key="compare_rounds")
+        tokens = st.number_input("Output tokens", 1, 100_000, RUN_DEFAULTS.output_tokens,
+                                 key="compare_tokens")
         allow = st.checkbox("Allow different models", key="compare_allow")
         start = st.form_submit_button("Start comparison")
     if not start:
@@ -51,7 +60,7 @@ def _form(results: Path, slo: SLO) -> None:
                              output_tokens=int(tokens), out_dir=str(results), load=plan)
         config = CompareConfig(build_targets(specs), workload, int(repeats), allow, slo)
     except UserInputError as exc:
-        st.error(str(exc))
+        st.error(plain(message_of(exc)))
         return
     compare_jobs().start(config)
 
@@ -62,7 +71,7 @@ def _headline(comp_dir: Path, slo: SLO) -> None:
         runs = report_runs([comp_dir])
         found = find_comparison([comp_dir], runs, slo)
     except UserInputError as exc:
-        st.error(str(exc))
+        st.error(plain(message_of(exc)))
         return
     if found is None or not found.pairs:
         st.info("This comparison has no finished pair yet.")

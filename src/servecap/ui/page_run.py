@@ -18,6 +18,7 @@ from servecap.ui.form import (
     fetch_models,
     secrets_for,
 )
+from servecap.ui.labels import message_of
 from servecap.ui.run_manager import RunJob
 from servecap.ui.shared import run_manager, sim_holder
 from servecap.ui.sim_holder import TRY_TIME_SCALE
@@ -41,7 +42,7 @@ def _refresh_models() -> None:
     try:
         models = fetch_models(state.get("base_url", ""), secrets_for(state.get("api_key", "")))
     except UserInputError as exc:
-        state[SERVER_MSG] = ("error", str(exc))
+        state[SERVER_MSG] = ("error", message_of(exc))
         return
     state["models"] = models
     state["model"] = models[0] if models else AUTO_MODEL
@@ -180,7 +181,7 @@ def _start(form: RunForm, results: Path) -> None:
         with st.spinner("Checking the server..."):
             run_manager().start(config, secrets_for(st.session_state.get("api_key", "")))
     except UserInputError as exc:
-        st.error(plain(f"Not started: {exc}"))
+        st.error(plain(f"Not started: {message_of(exc)}"))
 
 
 def _status_line(job: RunJob) -> None:

@@ -15,6 +15,7 @@ from servecap.api.predict.predict_beside import predicting_profiles, with_predic
 from servecap.core.errors import UserInputError
 from servecap.report.model import ReportModel
 from servecap.report.predicted_views import predicted_tables
+from servecap.ui.labels import message_of
 from servecap.ui.text import plain
 
 NONE = "(none)"
@@ -43,7 +44,7 @@ def predict_panel(model: ReportModel, key: str = KEY) -> ReportModel:
     try:
         predicted = with_predictions(model, predicting_profile(chosen, what="profile"))
     except UserInputError as exc:
-        st.error(plain(str(exc)))
+        st.error(plain(message_of(exc)))
         return model
     if not predicted.predicted:
         st.info("This run has no closed-loop level to predict.")

@@ -21,6 +21,7 @@ from servecap.report.charts_spec import all_charts
 from servecap.report.server_section import timeline_figures
 from servecap.report.views import Table
 from servecap.storage.run_dir import Run
+from servecap.ui.labels import message_of
 from servecap.ui.text import plain
 
 # The rate charts show only for a run with open-loop levels (all_charts has them then).
@@ -36,7 +37,7 @@ def report_model(runs: list[Run], slo: SLO, title: str) -> ReportModel | None:
     try:
         return build_report(runs, ReportOptions(title=title, slo=slo))
     except UserInputError as exc:
-        st.warning(plain(str(exc)))
+        st.warning(plain(message_of(exc)))
         return None
 
 

@@ -36,6 +36,7 @@ from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.secrets import Secrets
 from servecap.core.summary import LevelSummary
+from servecap.ui.labels import message_of
 
 PARENT_POLL_S = 1.0
 
@@ -111,7 +112,7 @@ def main(stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
         progress.emit({"event": "end", "run_dir": progress.run_dir, "stopped": True})
         return 130
     except UserInputError as exc:
-        progress.emit({"event": "error", "message": str(exc), "user_error": True})
+        progress.emit({"event": "error", "message": message_of(exc), "user_error": True})
         return 2
     except (ServecapError, OSError, ValueError) as exc:
         progress.emit({"event": "error", "message": f"{type(exc).__name__}: {exc}",

@@ -13,15 +13,19 @@ from typing import Any
 
 import streamlit as st
 
+from servecap.api.predict.verify import VerifyOptions
 from servecap.api.stored.plan import RunCapacity
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.storage.run_dir import Run
 from servecap.ui.form import secrets_for
+from servecap.ui.labels import message_of
 from servecap.ui.shared import run_manager
 from servecap.ui.text import plain
 
-VERIFY_DEFAULTS: dict[str, Any] = {"turns": "uniform:2:8", "duration_s": 60.0, "budget": 8}
+_VERIFY = VerifyOptions()
+VERIFY_DEFAULTS: dict[str, Any] = {"turns": _VERIFY.turns, "duration_s": _VERIFY.duration_s,
+                                   "budget": _VERIFY.budget}
 
 
 def verified_value(capacity: RunCapacity) -> str:
@@ -113,7 +117,7 @@ def _start(run: Run, options: dict[str, Any]) -> None:
             run_manager().start_verify(
                 run.path, options, secrets_for(st.session_state.get("api_key", "")))
     except UserInputError as exc:
-        st.error(plain(f"Not started: {exc}"))
+        st.error(plain(f"Not started: {message_of(exc)}"))
         return
     st.success("Verify run started: its progress is on the Run page; the verified users "
                "appear here when it ends.")

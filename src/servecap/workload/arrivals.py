@@ -24,7 +24,7 @@ from typing import Literal
 
 import numpy as np
 
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError, bad_setting
 
 ProcessName = Literal["poisson", "constant", "gamma"]
 PROCESSES: tuple[str, ...] = ("poisson", "constant", "gamma")
@@ -45,15 +45,13 @@ class ArrivalProcess:
 
     def __post_init__(self) -> None:
         if self.process not in PROCESSES:
-            raise UserInputError(
-                f"--arrival {self.process!r}: expected one of {', '.join(PROCESSES)}"
-            )
+            raise bad_setting("arrival",
+                              f"{self.process!r}: expected one of {', '.join(PROCESSES)}")
         if not (math.isfinite(self.rate) and self.rate > 0):
-            raise UserInputError(f"--rate {self.rate!r}: a rate must be a number > 0 requests/s")
+            raise bad_setting("rate", f"{self.rate!r}: a rate must be a number > 0 requests/s")
         if not (math.isfinite(self.burstiness) and self.burstiness > 0):
-            raise UserInputError(
-                f"--burstiness {self.burstiness!r}: the gamma shape must be a number > 0"
-            )
+            raise bad_setting("burstiness",
+                              f"{self.burstiness!r}: the gamma shape must be a number > 0")
 
     @property
     def mean_gap(self) -> float:
@@ -88,19 +86,19 @@ class ArrivalProcess:
     ) -> np.ndarray:
         """Absolute target send times for `count` requests or for `duration` seconds."""
         if (count is None) == (duration is None):
-            raise UserInputError("give exactly one of --requests and --duration")
+            raise SettingError("give exactly one of {requests} and {duration}", "requests",
+                               "duration")
         rng = np.random.default_rng(seed)
         if count is not None:
             if count < 0 or count > MAX_ARRIVALS:
-                raise UserInputError(f"--requests {count}: expected 0..{MAX_ARRIVALS}")
+                raise bad_setting("requests", f"{count}: expected 0..{MAX_ARRIVALS}")
             return t0 + self._cumulative(rng, lambda times, total: total >= count)[:count]
         assert duration is not None
         if not (math.isfinite(duration) and duration > 0):
-            raise UserInputError(f"--duration {duration!r}: expected a number of seconds > 0")
+            raise bad_setting("duration", f"{duration!r}: expected a number of seconds > 0")
         if duration * self.rate > MAX_ARRIVALS:
-            raise UserInputError(
-                f"--rate {self.rate} for --duration {duration} s is over {MAX_ARRIVALS} requests"
-            )
+            raise SettingError(f"{{rate}} {self.rate} for {{duration}} {duration} s is over "
+                               f"{MAX_ARRIVALS} requests", "rate", "duration")
         times = self._cumulative(rng, lambda times, total: times[-1] >= duration)
         return t0 + times[times < duration]
 

@@ -35,7 +35,7 @@ import numpy as np
 import orjson
 
 from servecap.core import json_input
-from servecap.core.errors import DataFormatError, UserInputError
+from servecap.core.errors import DataFormatError, bad_setting
 from servecap.workload.files import BOM, decode, first_byte, gc_paused, json_lines, mapped_bytes
 
 FORMATS: tuple[str, ...] = ("prompt", "openai", "sharegpt")
@@ -105,9 +105,8 @@ def read_dataset(path: str | Path, fmt: str = "auto") -> Dataset:
     """Read a dataset file in `fmt` (one of `FORMATS`, or `auto`)."""
     name = str(path)
     if fmt != "auto" and fmt not in FORMATS:
-        raise UserInputError(
-            f"--dataset-format {fmt!r}: expected auto or one of {', '.join(FORMATS)}"
-        )
+        raise bad_setting("dataset_format",
+                          f"{fmt!r}: expected auto or one of {', '.join(FORMATS)}")
     rows: list[DatasetRow] = []
     skipped = 0
     # closing(): a row's error must release the map's views before the map closes
@@ -170,7 +169,7 @@ def _detect(where: str, item: dict[str, object]) -> str:
     keys = ", ".join(sorted(item)[:8]) or "none"
     raise DataFormatError(
         f"{where}: unknown dataset format: the row has keys {keys}; expected one of "
-        f"'prompt', 'messages' or 'conversations' (or name it with --dataset-format)"
+        f"'prompt', 'messages' or 'conversations' (or name the dataset's format)"
     )
 
 

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from servecap.core.errors import UserInputError
+from servecap.core.errors import bad_setting
 from servecap.workload.prompts import _WORDS, CHARS_PER_TOKEN, SUBJECTS, TASKS
 
 POOL_CHARS = 1 << 20
@@ -93,9 +93,9 @@ class SharedPrefixes:
 
     def __init__(self, tokens: int, groups: int = 1, seed: int = 0) -> None:
         if tokens < 1:
-            raise UserInputError(f"--prefix-tokens {tokens}: expected a number of tokens >= 1")
+            raise bad_setting("prefix_tokens", f"{tokens}: expected a number of tokens >= 1")
         if groups < 1:
-            raise UserInputError(f"--prefix-groups {groups}: expected a number >= 1")
+            raise bad_setting("prefix_groups", f"{groups}: expected a number >= 1")
         self.tokens, self.groups, self.seed = tokens, groups, seed
 
     def group_of(self, index: int) -> int:

@@ -16,7 +16,8 @@ every user turn of the conversation, as recorded).
 Contract: parsing is pure and strict. A spec that does not parse, has the wrong number of
 values, or holds a negative, non-finite or impossible value (LO above HI, a zero median)
 raises `servecap.core.errors.UserInputError` with one message that quotes the spec and says
-what is accepted; `name` lets a front end put its flag there. Draws take the caller's
+what is accepted (a `SettingError`: `name` is the setting, which each front end names in
+its own words). Draws take the caller's
 `random.Random`, so the same seed gives the same sequence; `mean_s` is the distribution's
 mean, the Z of the response-time law.
 """
@@ -27,7 +28,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError, bad_setting
 
 THINK_FORMS = "exp:MEAN, fixed:S, lognormal:MEDIAN:SIGMA or uniform:LO:HI (seconds, >= 0)"
 TURN_FORMS = "N or uniform:LO:HI (whole numbers >= 1)"
@@ -129,20 +130,19 @@ def _number(raw: str, spec: str, name: str) -> float:
     try:
         value = float(raw)
     except ValueError:
-        message = f"{name} {spec!r}: {raw!r} is not a number; use {THINK_FORMS}"
-        raise UserInputError(message) from None
+        raise bad_setting(name, f"{spec!r}: {raw!r} is not a number; use {THINK_FORMS}") from None
     if not math.isfinite(value):
-        raise UserInputError(f"{name} {spec!r}: values must be finite; use {THINK_FORMS}")
+        raise bad_setting(name, f"{spec!r}: values must be finite; use {THINK_FORMS}")
     if value < 0:
-        raise UserInputError(f"{name} {spec!r}: values must not be negative; use {THINK_FORMS}")
+        raise bad_setting(name, f"{spec!r}: values must not be negative; use {THINK_FORMS}")
     return value
 
 
-def _unknown(spec: str, name: str) -> UserInputError:
-    return UserInputError(f"{name} {spec!r} is not understood; use {THINK_FORMS}")
+def _unknown(spec: str, name: str) -> SettingError:
+    return bad_setting(name, f"{spec!r} is not understood; use {THINK_FORMS}")
 
 
-def parse_think_time(text: str, name: str = "think time") -> ThinkTime:
+def parse_think_time(text: str, name: str = "think_time") -> ThinkTime:
     """Parse a think-time spec (see the module docstring); bad specs raise UserInputError."""
     spec = text.strip()
     kind, _, rest = spec.partition(":")
@@ -156,7 +156,7 @@ def parse_think_time(text: str, name: str = "think time") -> ThinkTime:
     if len(raw) != len(names):
         form = ":".join([kind, *names])
         count = f"{len(names)} value" + ("s" if len(names) > 1 else "")
-        raise UserInputError(f"{name} {spec!r}: {kind} takes {count}, as {form}")
+        raise bad_setting(name, f"{spec!r}: {kind} takes {count}, as {form}")
     params = tuple(_number(r.strip(), spec, name) for r in raw)
     _check_shape(kind, params, spec, name)
     return ThinkTime(kind, params)
@@ -172,18 +172,18 @@ def _looks_numeric(spec: str) -> bool:
 
 def _check_shape(kind: str, params: tuple[float, ...], spec: str, name: str) -> None:
     if kind == "lognormal" and params[0] <= 0:
-        raise UserInputError(f"{name} {spec!r}: MEDIAN must be above 0 (for none use fixed:0)")
+        raise bad_setting(name, f"{spec!r}: MEDIAN must be above 0 (for none use fixed:0)")
     if kind == "uniform" and params[0] > params[1]:
-        raise UserInputError(f"{name} {spec!r}: LO must not exceed HI")
+        raise bad_setting(name, f"{spec!r}: LO must not exceed HI")
 
 
 def _whole(raw: str, spec: str, name: str) -> int:
     try:
         value = int(raw.strip())
     except ValueError:
-        raise UserInputError(f"{name} {spec!r} is not understood; use {TURN_FORMS}") from None
+        raise bad_setting(name, f"{spec!r} is not understood; use {TURN_FORMS}") from None
     if value < 1:
-        raise UserInputError(f"{name} {spec!r}: a conversation needs at least 1 turn")
+        raise bad_setting(name, f"{spec!r}: a conversation needs at least 1 turn")
     return value
 
 
@@ -196,10 +196,10 @@ def parse_turns(text: str, name: str = "turns") -> TurnCount:
         return TurnCount(count, count)
     bounds = rest.split(":")
     if kind.lower() != "uniform" or len(bounds) != 2:
-        raise UserInputError(f"{name} {spec!r} is not understood; use {TURN_FORMS}")
+        raise bad_setting(name, f"{spec!r} is not understood; use {TURN_FORMS}")
     low, high = (_whole(b, spec, name) for b in bounds)
     if low > high:
-        raise UserInputError(f"{name} {spec!r}: LO must not exceed HI")
+        raise bad_setting(name, f"{spec!r}: LO must not exceed HI")
     return TurnCount(low, high)
 
 

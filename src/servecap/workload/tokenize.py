@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from servecap.core.errors import UserInputError
+from servecap.core.errors import bad_setting
 from servecap.workload.text import filler
 
 # Tries around the first cut; each is one encode of the prompt, so bounded work.
@@ -70,13 +70,12 @@ def load_tokenizer(path: str | Path) -> ExactTokens:
     try:
         from tokenizers import Tokenizer
     except ImportError:
-        raise UserInputError(
-            "--tokenizer needs the tokenizers package: pip install 'servecap[tokenizers]'"
-        ) from None
+        raise bad_setting("tokenizer", "needs the tokenizers package: "
+                          "pip install 'servecap[tokenizers]'") from None
     file = Path(path)
     if file.is_dir():
         file = file / "tokenizer.json"
     try:
         return ExactTokens(Tokenizer.from_file(str(file)))
     except Exception as exc:  # tokenizers raises its own untyped errors
-        raise UserInputError(f"--tokenizer {file}: cannot load a tokenizer: {exc}") from None
+        raise bad_setting("tokenizer", f"{file}: cannot load a tokenizer: {exc}") from None

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from servecap.core.errors import DataFormatError, UserInputError
+from servecap.core.errors import DataFormatError, SettingError, UserInputError, bad_setting
 from servecap.workload.files import gc_paused, json_line, read_text
 
 FORMATS: tuple[str, ...] = ("mooncake", "azure", "burstgpt")
@@ -80,9 +80,9 @@ class Trace:
     def window(self, start_s: float = 0.0, duration_s: float | None = None) -> Trace:
         """Rows with start <= offset < start + duration, offsets rebased to `start_s`."""
         if not (math.isfinite(start_s) and start_s >= 0):
-            raise UserInputError(f"--trace-start {start_s!r}: expected seconds >= 0")
+            raise bad_setting("trace_start", f"{start_s!r}: expected seconds >= 0")
         if duration_s is not None and not (math.isfinite(duration_s) and duration_s > 0):
-            raise UserInputError(f"--trace-duration {duration_s!r}: expected seconds > 0")
+            raise bad_setting("trace_duration", f"{duration_s!r}: expected seconds > 0")
         end = math.inf if duration_s is None else start_s + duration_s
         lo = int(np.searchsorted(self.offsets, start_s, side="left"))
         hi = int(np.searchsorted(self.offsets, end, side="left"))
@@ -93,16 +93,16 @@ class Trace:
             )
         span = float(self.offsets[hi - 1] - start_s)
         if span > MAX_REPLAY_S:  # a row at a huge timestamp would be waited for, forever
-            raise UserInputError(
+            raise SettingError(
                 f"{self.path}: the replayed requests span {span:.3g} s, more than "
-                f"{MAX_REPLAY_S // 86400} days; pick a part with --trace-start/--trace-duration"
-            )
+                f"{MAX_REPLAY_S // 86400} days; pick a part with {{trace_start}} and "
+                "{trace_duration}", "trace_start", "trace_duration")
         return self._rows(lo, hi, self.offsets[lo:hi] - start_s)
 
     def scaled(self, speed: float) -> Trace:
         """The same rows with offsets divided by `speed`."""
         if not (math.isfinite(speed) and speed > 0):
-            raise UserInputError(f"--trace-speed {speed!r}: expected a number > 0")
+            raise bad_setting("trace_speed", f"{speed!r}: expected a number > 0")
         return replace(self, offsets=self.offsets / speed)
 
     def _rows(self, lo: int, hi: int, offsets: np.ndarray) -> Trace:
@@ -124,9 +124,8 @@ def read_trace(path: str | Path, fmt: str = "auto") -> Trace:
     """Read a trace file in `fmt` (one of `FORMATS`, or `auto`)."""
     name = str(path)
     if fmt != "auto" and fmt not in FORMATS:
-        raise UserInputError(
-            f"--trace-format {fmt!r}: expected auto or one of {', '.join(FORMATS)}"
-        )
+        raise bad_setting("trace_format",
+                          f"{fmt!r}: expected auto or one of {', '.join(FORMATS)}")
     lines = read_text(name, "trace").splitlines()
     first = next((line for line in lines if line.strip()), None)
     if first is None:
@@ -151,7 +150,7 @@ def _detect(name: str, first: str) -> str:
         raise DataFormatError(
             f"{name}:1: unknown trace format: header {first.strip()[:200]!r} is neither "
             f"Mooncake JSONL nor a CSV with the columns of {known}; "
-            f"name one with --trace-format"
+            f"name the trace's format"
         )
     return best
 

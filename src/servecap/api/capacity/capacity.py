@@ -41,15 +41,16 @@ from servecap.workload.think_time import parse_think_time, parse_turns
 
 USERS_RESERVE_S = 30.0  # the users level's ramp and drain, beyond its duration
 MIN_SEARCH_S = 30.0
+SLO_DEFAULTS = SLO()
 
 
 class CapacityOptions(BaseModel):
     """What `servecap capacity` searches for and how much it may spend."""
 
-    ttft_slo_ms: float = Field(default=1000.0, gt=0, allow_inf_nan=False)
-    tps_slo: float = Field(default=15.0, ge=0, allow_inf_nan=False)
-    statistic: Statistic = "p90"
-    think: str = "exp:45"
+    ttft_slo_ms: float = Field(default=SLO_DEFAULTS.ttft_ms, gt=0, allow_inf_nan=False)
+    tps_slo: float = Field(default=SLO_DEFAULTS.tps, ge=0, allow_inf_nan=False)
+    statistic: Statistic = SLO_DEFAULTS.statistic
+    think: str = f"exp:{SLO_DEFAULTS.think_time_s:g}"  # the SLO's mean, exponential
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
     first_look: int = Field(default=60, ge=10, le=100_000)
     max_concurrency: int = Field(default=1024, ge=1, le=100_000)
@@ -80,7 +81,7 @@ class CapacityOptions(BaseModel):
         return value
 
     def slo(self) -> SLO:
-        think = parse_think_time(self.think, "think")
+        think = parse_think_time(self.think, "think_time")
         return SLO(ttft_ms=self.ttft_slo_ms, tps=self.tps_slo, statistic=self.statistic,
                    think_time_s=think.mean_s)
 
@@ -241,7 +242,7 @@ def _row(probe: MeasuredProbe) -> ProbeRow:
 def _users_options(options: CapacityOptions, out_dir: Path, scale: float) -> VerifyOptions:
     """The users level on the server's clock (see `CapacitySearch.use_clock`); below the
     predicted N on a miss, in steps of 1/1.25 and bisection to within 10%."""
-    think = parse_think_time(options.think, "think").scaled(1.0 / scale)
+    think = parse_think_time(options.think, "think_time").scaled(1.0 / scale)
     return VerifyOptions(
         statistic=options.statistic, ttft_slo_ms=options.ttft_slo_ms / scale,
         tps_slo=options.tps_slo * scale, think=str(think), turns=options.users_turns,

@@ -13,6 +13,10 @@ from servecap.api.comparison.targets import Target
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import SLO
 
+# A comparison runs each level `repeats` times per target: fewer levels than a run's sweep.
+DEFAULT_COMPARE_LEVELS: tuple[int, ...] = (1, 2, 4, 8)
+DEFAULT_REPEATS = 3
+
 
 @dataclass
 class CompareConfig:
@@ -20,7 +24,7 @@ class CompareConfig:
 
     targets: list[Target]
     workload: RunConfig  # its name, model, base URL and extra body are per target
-    repeats: int = 3
+    repeats: int = DEFAULT_REPEATS
     allow_different_models: bool = False
     slo: SLO = field(default_factory=SLO)
     # (baseline, compared) names; empty: every target against the first

@@ -20,7 +20,7 @@ from servecap.analysis.comparison import PairComparison, Repeats, compare_target
 from servecap.api.comparison.store import METHOD, is_comparison, read_comparison, reanalyse_pairs
 from servecap.api.stored.report import ReportModel, ReportOptions, build_report
 from servecap.core.config import SLO
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError, UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.report.comparison import ComparisonSection, comparison_section
 from servecap.report.comparison_md import comparison_markdown
@@ -103,7 +103,8 @@ def find_comparison(
     usable = [r for r in runs if r.has_records]
     if len(usable) < 2 or len(usable) < len(runs):
         if require:
-            raise UserInputError("--compare needs two or more runs with their request records")
+            raise SettingError("{compare} needs two or more runs with their request records",
+                               "compare")
         return None
     problem = _check_same_workload(usable)
     if problem:

@@ -15,7 +15,7 @@ from typing import Any
 
 from servecap.core import json_input
 from servecap.core.config import validate_base_url
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError, bad_setting
 from servecap.core.urls import public_url
 
 SIM_PREFIX = "sim:"
@@ -44,9 +44,8 @@ def parse_target(text: str) -> Target:
     name, sep, where = text.partition("=")
     name, where = name.strip(), where.strip()
     if not sep or not name or not where:
-        raise UserInputError(
-            f"invalid --target {text!r}: expected NAME=BASE_URL or NAME=sim:PROFILE"
-        )
+        raise bad_setting("target", f"{text!r}: expected NAME=BASE_URL or NAME=sim:PROFILE",
+                          "invalid ")
     if not where.startswith(SIM_PREFIX):
         return Target(name=name, base_url=validate_base_url(where))
     profile, star, factor = where[len(SIM_PREFIX):].partition("*")
@@ -57,7 +56,8 @@ def parse_target(text: str) -> Target:
         except ValueError:
             slowdown = 0.0
         if not slowdown > 0:
-            raise UserInputError(f"invalid --target {text!r}: the slowdown after * must be > 0")
+            raise bad_setting("target", f"{text!r}: the slowdown after * must be > 0",
+                              "invalid ")
     _check_profile(text, profile.strip())
     return Target(name=name, sim_profile=profile.strip(), sim_slowdown=slowdown)
 
@@ -68,17 +68,16 @@ def _check_profile(text: str, profile: str) -> None:
     try:
         load_profile(profile)
     except ProfileError as exc:
-        raise UserInputError(f"invalid --target {text!r}: {exc}") from None
+        raise bad_setting("target", f"{text!r}: {exc}", "invalid ") from None
 
 
-def _per_target(items: Sequence[str], flag: str, names: set[str]) -> dict[str, str]:
+def _per_target(items: Sequence[str], setting: str, names: set[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or name.strip() not in names:
-            raise UserInputError(
-                f"invalid {flag} {item!r}: expected NAME=VALUE for a target named by --target"
-            )
+            raise SettingError(f"invalid {{{setting}}} {item!r}: expected NAME=VALUE for a "
+                               "target named by {target}", setting, "target")
         out[name.strip()] = value.strip()
     return out
 
@@ -89,15 +88,15 @@ def build_targets(
     """The targets from the flags: at least two, uniquely named."""
     targets = [parse_target(spec) for spec in specs]
     if len(targets) < 2:
-        raise UserInputError("compare needs at least two --target NAME=BASE_URL (got "
-                             f"{len(targets)})")
+        raise SettingError("compare needs at least two {target} NAME=BASE_URL (got "
+                           f"{len(targets)})", "target")
     dupes = sorted(n for n, k in Counter(t.name for t in targets).items() if k > 1)
     if dupes:
-        raise UserInputError(f"duplicate --target name(s): {', '.join(dupes)}")
+        raise SettingError(f"duplicate {{target}} name(s): {', '.join(dupes)}", "target")
     names = {t.name for t in targets}
-    for target_name, model in _per_target(models, "--target-model", names).items():
+    for target_name, model in _per_target(models, "target_model", names).items():
         next(t for t in targets if t.name == target_name).model = model
-    for target_name, body in _per_target(extra_bodies, "--target-extra-body", names).items():
+    for target_name, body in _per_target(extra_bodies, "target_extra_body", names).items():
         next(t for t in targets if t.name == target_name).extra_body = _json_object(body)
     return targets
 
@@ -106,9 +105,9 @@ def _json_object(text: str) -> dict[str, Any]:
     try:
         value = json_input.loads(text)
     except json.JSONDecodeError as exc:
-        raise UserInputError(f"invalid --target-extra-body: not JSON ({exc.msg})") from None
+        raise bad_setting("target_extra_body", f"not JSON ({exc.msg})", "invalid ") from None
     if not isinstance(value, dict):
-        raise UserInputError("invalid --target-extra-body: expected a JSON object")
+        raise bad_setting("target_extra_body", "expected a JSON object", "invalid ")
     return value
 
 
@@ -117,7 +116,7 @@ def check_models(models: dict[str, str], allow_different: bool) -> None:
     if allow_different or len(set(models.values())) <= 1:
         return
     served = ", ".join(f"{name}: {model}" for name, model in models.items())
-    raise UserInputError(
-        f"the targets serve different models ({served}); pass --allow-different-models "
-        "to compare them anyway"
+    raise SettingError(
+        f"the targets serve different models ({served}); set {{allow_different_models}} "
+        "to compare them anyway", "allow_different_models"
     )

@@ -25,7 +25,7 @@ from servecap.api.run.progress import NullProgress, ProgressSink
 from servecap.api.run.run import RunOutcome, Secrets, run_benchmark
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import SLO
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError, UserInputError
 from servecap.core.summary import LevelSummary
 from servecap.kinds.registry import kind_of
 from servecap.kinds.sessions import SessionsLevel, SessionsLoad
@@ -50,15 +50,16 @@ from servecap.storage.verification import (
 from servecap.workload.think_time import parse_think_time, parse_turns
 
 WARMUP_RESPONSE_TIMES = 5
+SLO_DEFAULTS = SLO()
 
 
 class VerifyOptions(BaseModel):
     """What to verify against, and how the users behave."""
 
-    statistic: str = "p90"
-    ttft_slo_ms: float = 1000.0
-    tps_slo: float = 15.0
-    think: str = "exp:45"
+    statistic: str = SLO_DEFAULTS.statistic
+    ttft_slo_ms: float = SLO_DEFAULTS.ttft_ms
+    tps_slo: float = SLO_DEFAULTS.tps
+    think: str = f"exp:{SLO_DEFAULTS.think_time_s:g}"  # the SLO's mean, exponential
     turns: str = "uniform:2:8"
     ramp_s: float | None = None  # warm-up; default: `warmup_s` of the sweep's latency
     duration_s: float = 60.0
@@ -153,8 +154,8 @@ def _config(run: Run, load: SessionsLoad, out_dir: str) -> RunConfig:
     stored.pop("load", None)
     stored.pop("find_cmax", None)  # the users levels are verify's own plan
     if stored.get("endpoint") not in (None, "chat"):
-        raise UserInputError(f"{run.path}: verify sends multi-turn chat; the sweep used "
-                             f"--endpoint {stored.get('endpoint')}")
+        raise SettingError(f"{run.path}: verify sends multi-turn chat; the sweep used "
+                           f"{{endpoint}} {stored.get('endpoint')}", "endpoint")
     stored.update(name=f"{run.info.name}-verify", out_dir=out_dir, warmup=0, load=load)
     return RunConfig.model_validate(stored)
 
@@ -177,7 +178,7 @@ def verify(
 
 
 def _slo(options: VerifyOptions) -> SLO:
-    think = parse_think_time(options.think, "--think-time")
+    think = parse_think_time(options.think, "think_time")
     return SLO(ttft_ms=options.ttft_slo_ms, tps=options.tps_slo,
                statistic=options.statistic, think_time_s=think.mean_s)  # type: ignore[arg-type]
 
@@ -189,8 +190,8 @@ def verify_users(
     """Run the users `prediction` (C_max, mean latency in s, users) says `run`'s server
     holds, with `run`'s request shape; optionally search; write `verification.json`."""
     slo = _slo(options)
-    think = parse_think_time(options.think, "--think-time")
-    turns = parse_turns(options.turns, "--turns")
+    think = parse_think_time(options.think, "think_time")
+    turns = parse_turns(options.turns, "turns")
     _, latency, predicted = prediction
     ramp = options.ramp_s if options.ramp_s is not None else warmup_s(latency)
     load = SessionsLoad(users=[predicted], think=str(think), turns=str(turns), ramp_s=ramp,

@@ -13,7 +13,7 @@ import aiohttp
 from servecap.api.run.run_config import RunConfig
 from servecap.client.server_info import list_models, probe_server
 from servecap.core.config import ClientOptions
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError, UserInputError
 from servecap.core.secrets import Secrets
 from servecap.storage.safe_files import DIR_MODE
 
@@ -56,7 +56,7 @@ async def resolve_model(
     models = await list_models(session, config.client)
     if config.model is None:
         if not models:
-            raise UserInputError("the server lists no models; pass --model")
+            raise SettingError("the server lists no models; give the {model}", "model")
         return models[0], models
     if models and config.model not in models:
         shown = ", ".join(models[:10])

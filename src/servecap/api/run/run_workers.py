@@ -19,7 +19,7 @@ from servecap.api.run.preflight import ensure_file_limit
 from servecap.api.run.run_config import RunConfig
 from servecap.api.run.workload import build_source, client_extra_body
 from servecap.client.http import StreamingClient, make_session
-from servecap.core.errors import UserInputError
+from servecap.core.errors import bad_setting
 from servecap.kinds.io import Backend
 from servecap.load.shares import STREAMS_PER_WORKER, auto_workers
 from servecap.load.workers import ProcessPool, WorkerSweep, usable_cores
@@ -89,11 +89,12 @@ async def worker_pool(
         yield pool
 
 
-def parse_workers(text: str, name: str = "--workers") -> int | None:
-    """`--workers`: a whole number of processes from 1 to 1024, or `auto` (None)."""
+def parse_workers(text: str, name: str = "workers") -> int | None:
+    """Worker processes: a whole number from 1 to 1024, or `auto` (None); `name` is the
+    setting named in messages."""
     value = text.strip().lower()
     if value == "auto":
         return None
     if not value.isdigit() or not 1 <= int(value) <= 1024:
-        raise UserInputError(f"invalid {name} {text!r}: use auto or a number from 1 to 1024")
+        raise bad_setting(name, f"{text!r}: use auto or a number from 1 to 1024", "invalid ")
     return int(value)

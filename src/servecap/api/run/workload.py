@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from servecap.api.run.run_config import RunConfig
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError
 from servecap.core.workload_spec import WorkloadSpec
 from servecap.workload.datasets import read_dataset
 from servecap.workload.lengths import parse_length_spec
@@ -39,10 +39,9 @@ def build_source(config: RunConfig) -> RequestSource:
 def _dataset_source(config: RunConfig, spec: WorkloadSpec) -> DatasetSource:
     assert spec.dataset is not None
     if spec.output_tokens is not None:
-        raise UserInputError(
-            f"--output-tokens {spec.output_tokens!r}: with --dataset give one number "
-            "(rows without their own max_tokens ask for it)"
-        )
+        raise SettingError(
+            f"{{output_tokens}} {spec.output_tokens!r}: with {{dataset}} give one number "
+            "(rows without their own max_tokens ask for it)", "output_tokens", "dataset")
     dataset = read_dataset(spec.dataset, spec.dataset_format)
     return DatasetSource(dataset, config.output_tokens, seed=config.seed)
 

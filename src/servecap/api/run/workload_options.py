@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from servecap.api.run.run_config import RunConfig
 from servecap.api.run.workload import build_source
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError, bad_setting
 from servecap.core.workload_spec import WorkloadSpec
 from servecap.kinds.replay import ReplayLoad
 from servecap.workload.lengths import parse_length_spec
@@ -50,7 +50,7 @@ def parse_speeds(text: str) -> list[float]:
         except ValueError:
             speed = math.nan
         if not (math.isfinite(speed) and speed > 0):
-            raise UserInputError(f"invalid --trace-speed {item!r}: expected a number > 0")
+            raise bad_setting("trace_speed", f"{item!r}: expected a number > 0", "invalid ")
         speeds.append(speed)
     return speeds
 
@@ -76,9 +76,10 @@ def config_fields(flags: WorkloadFlags) -> dict[str, object]:
 
 def _refuse_unused_lengths(flags: WorkloadFlags) -> None:
     """A prompt length that would be ignored is refused: a dataset brings its own prompts.
-    (A shared prefix longer than `--input-tokens` is used: it comes on top of them.)"""
+    (A shared prefix longer than the input tokens is used: it comes on top of them.)"""
     if flags.dataset is not None and flags.input_tokens.strip() != str(DEFAULT_INPUT_TOKENS):
-        raise UserInputError("--dataset brings its own prompts: drop --input-tokens")
+        raise SettingError("{dataset} brings its own prompts: drop {input_tokens}", "dataset",
+                           "input_tokens")
 
 
 def check_source(config: RunConfig) -> None:
@@ -119,29 +120,28 @@ def _refuse_with_trace(flags: WorkloadFlags) -> None:
     """A trace brings its own prompts, lengths and schedule."""
     clashes = [
         name for name, used in (
-            ("--dataset", flags.dataset is not None),
-            ("--prefix-tokens", flags.prefix_tokens is not None),
-            ("--input-tokens", plain_count(flags.input_tokens) is None),
-            ("--output-tokens", plain_count(flags.output_tokens) is None),
+            ("dataset", flags.dataset is not None),
+            ("prefix_tokens", flags.prefix_tokens is not None),
+            ("input_tokens", plain_count(flags.input_tokens) is None),
+            ("output_tokens", plain_count(flags.output_tokens) is None),
         ) if used
     ]
     if clashes:
-        raise UserInputError(
-            f"--trace brings its own prompts and lengths: drop {', '.join(clashes)}"
-        )
+        drop = ", ".join("{" + name + "}" for name in clashes)
+        raise SettingError(f"{{trace}} brings its own prompts and lengths: drop {drop}",
+                           "trace", *clashes)
 
 
 def _replay(flags: WorkloadFlags) -> ReplayLoad:
     assert flags.trace is not None
     if flags.trace_format != "auto" and flags.trace_format not in FORMATS:
-        raise UserInputError(
-            f"--trace-format {flags.trace_format!r}: expected auto or one of {', '.join(FORMATS)}"
-        )
+        raise bad_setting("trace_format", f"{flags.trace_format!r}: expected auto or one of "
+                          f"{', '.join(FORMATS)}")
     if not (math.isfinite(flags.trace_start) and flags.trace_start >= 0):
-        raise UserInputError(f"--trace-start {flags.trace_start!r}: expected seconds >= 0")
+        raise bad_setting("trace_start", f"{flags.trace_start!r}: expected seconds >= 0")
     duration = flags.trace_duration
     if duration is not None and not (math.isfinite(duration) and duration > 0):
-        raise UserInputError(f"--trace-duration {duration!r}: expected seconds > 0")
+        raise bad_setting("trace_duration", f"{duration!r}: expected seconds > 0")
     probe = ReplayLoad(
         trace=flags.trace, format=flags.trace_format, start_s=flags.trace_start,
         duration_s=duration, speeds=parse_speeds(flags.trace_speed), rows=1,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from servecap.core.errors import UserInputError
+from servecap.core.errors import UserInputError, bad_setting
 from servecap.report import ReportModel, ReportOptions, ReportPaths
 from servecap.report import build_model as _build_model
 from servecap.report import write_report as _write_report
@@ -37,7 +37,7 @@ def write_report(model: ReportModel, out_dir: Path) -> ReportPaths:
     An `out_dir` that is a file, or cannot be written, is a `UserInputError` (exit 2).
     """
     if out_dir.exists() and not out_dir.is_dir():
-        raise UserInputError(f"--out {out_dir} is a file, not a directory")
+        raise bad_setting("out_dir", f"{out_dir} is a file, not a directory")
     try:
         return _write_report(model, out_dir)
     except OSError as exc:
