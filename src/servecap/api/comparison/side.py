@@ -23,6 +23,7 @@ from servecap.analysis.comparison import Repeats
 from servecap.api.comparison.store import SlotRecord
 from servecap.api.comparison.targets import Target
 from servecap.api.run.observers import RunContext, level_observers
+from servecap.api.run.prefix_cache import PrefixCacheSetup, prefix_setup
 from servecap.api.run.preflight import preflight
 from servecap.api.run.progress import NullProgress, ProgressSink
 from servecap.api.run.run import new_run_info
@@ -67,6 +68,7 @@ class Side:
     observed: dict[LevelKey, dict[str, Any]] = field(default_factory=dict)
     planned: dict[LevelKey, int] = field(default_factory=dict)  # requests per repeat
     windows: dict[LevelKey, Window | None] = field(default_factory=dict)
+    prefix: PrefixCacheSetup | None = None  # the cache's reset before each slot, if any
 
     def describe(self) -> dict[str, Any]:
         """The target's entry in `comparison.json`."""
@@ -95,6 +97,7 @@ async def preflight_side(
     )
     model, server = await preflight(session, side.config, side.secrets,
                                     f"target {side.target.name}: ")
+    side.prefix = prefix_setup(side.config, server, side.secrets.http_headers())
     side.client = StreamingClient(
         session, side.config.client, model, side.config.endpoint,
         side.config.output_tokens, client_extra_body(side.config),
@@ -104,6 +107,7 @@ async def preflight_side(
 
 def open_side(side: Side, comp_dir: Path, model: str, server: dict[str, Any]) -> None:
     side.info = new_run_info(side.config, model, server)
+    side.info.prefix_cache = side.prefix.describe() if side.prefix is not None else {}
     side.run_dir = new_run_dir(comp_dir, side.target.name)
     write_run_info(side.run_dir, side.info)
     side.writer = RecordWriter(side.run_dir / REQUESTS_FILE)
@@ -142,7 +146,7 @@ async def run_slot(side: Side, level: LevelSpec, progress: ProgressSink) -> list
     observed: dict[str, Any] = {}
     progress.level_started(level.key, level.n_requests)
     io = LevelIO(side.client, _source(side), _sink(side, bucket, progress), side.ids)
-    await run_level(level, io, level_observers(level, RunContext()), observed)
+    await run_level(level, io, level_observers(level, RunContext(prefix=side.prefix)), observed)
     side.observed[level.key] = observed
     side.planned[level.key] = level.planned_requests()
     side.windows[level.key] = level.window()

@@ -1,0 +1,25 @@
+"""The prefix cache's flags, shared by `run`, `capacity` and `compare`: a workload built for a
+hit rate (`--prefix-hit-rate`) and the cache's reset before each level
+(`--reset-prefix-cache`). Their checks live in the models (`WorkloadSpec`, `RunConfig`), so
+the app and the CLI refuse the same input with the same message, before any load."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+PrefixHitRateOption = Annotated[
+    float | None,
+    typer.Option("--prefix-hit-rate", help="Build prompts an ideal prefix cache serves this "
+                 "share of (0..1): --prefix-groups shared prefixes, fresh suffixes; the "
+                 "run checks what the server served"),
+]
+ResetPrefixCacheOption = Annotated[
+    str,
+    typer.Option("--reset-prefix-cache", help="Empty the server's prefix cache before each "
+                 "level: auto (vLLM, SGLang or the simulator, as detected), off or the "
+                 "reset endpoint's URL; a failed reset is a warning"),
+]
+RESET_DEFAULT = "off"
+FLAGS = {"reset_prefix_cache": "--reset-prefix-cache", "prefix_hit_rate": "--prefix-hit-rate"}
