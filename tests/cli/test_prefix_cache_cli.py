@@ -76,3 +76,29 @@ def test_bad_prefix_input_exits_2_before_any_load(tmp_path: Path, flags: list[st
     assert result.exit_code == 2, result.output
     assert message in result.output and "cannot reach" not in result.output
     assert not (tmp_path / "o").exists()
+
+
+def test_compare_resets_before_each_slot_of_each_target(sim: SimProcessHandle, tmp_path: Path
+                                                        ) -> None:
+    result = runner.invoke(app, [
+        "compare", "--target", f"a={sim.base_url}", "--target", f"b={sim.base_url}",
+        "--concurrency", "1,2", "--repeats", "1", "--rounds", "2", "--input-tokens", "512",
+        "--output-tokens", "4", "--prefix-hit-rate", "0.5", "--reset-prefix-cache", "auto",
+        "--out", str(tmp_path),
+    ])
+    assert result.exit_code == 0, result.output
+    sides = sorted(tmp_path.glob("compare-*/*/run.json"))
+    assert len(sides) == 2
+    for run_json in sides:
+        info = json.loads(run_json.read_text())
+        assert info["prefix_cache"]["reset_done"].endswith("(servecap-sim)")
+        levels = json.loads((run_json.parent / "summary.json").read_text())
+        assert [lv["prefix_cache_reset"] for lv in levels] == ["done", "done"]
+        rows = [json.loads(line) for line in
+                (run_json.parent / "requests.jsonl").read_text().splitlines()]
+        # both targets share one cache here: without the reset before each slot, target b's
+        # first request would find a's prefix; with it, each slot's first request misses
+        firsts: dict[object, int] = {}
+        for row in sorted((r for r in rows if not r["warmup"]), key=lambda r: r["sent_at"]):
+            firsts.setdefault(row["concurrency"], row["cached_tokens"])
+        assert firsts == {1: 0, 2: 0}, firsts

@@ -22,4 +22,5 @@ ResetPrefixCacheOption = Annotated[
                  "reset endpoint's URL; a failed reset is a warning"),
 ]
 RESET_DEFAULT = "off"
-FLAGS = {"reset_prefix_cache": "--reset-prefix-cache", "prefix_hit_rate": "--prefix-hit-rate"}
+# the RunConfig field these flags set, by name (the hit rate lives in the workload spec)
+FLAGS = {"reset_prefix_cache": "--reset-prefix-cache"}
