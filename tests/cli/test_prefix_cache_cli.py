@@ -35,6 +35,8 @@ def test_run_plan_and_report_show_the_prefix_cache(sim: SimProcessHandle, tmp_pa
         "--reset-prefix-cache", "auto", "--out", str(out), "--metrics-hz", "10",
     ])
     assert result.exit_code == 0, result.output
+    assert "prefix cache reset before each level: auto: POST http://127.0.0.1:" in result.output
+    assert "prompts built for a prefix-cache hit rate of 0.6 (ideal 0.600)" in result.output
     (run_dir,) = out.iterdir()
     plan = runner.invoke(app, ["plan", str(run_dir)], env={"COLUMNS": "200"})
     assert plan.exit_code == 0, plan.output

@@ -351,6 +351,7 @@ def print_outcome(config: RunConfig, outcome: RunOutcome) -> None:
     levels = sorted(outcome.levels, key=lambda lv: lv.key)
     print_table(Console(), levels_table(title, levels))
     notes = [refinement_line(config, outcome.levels), outcome.info.server_metrics.get("reason")]
-    for note in [*filter(None, notes), *wk.run_notes(outcome.info.workers)]:
+    for note in [*filter(None, notes), *wk.run_notes(outcome.info.workers),
+                 *pc.run_notes(outcome.info.prefix_cache)]:
         print(note)
     print(f"run saved to {outcome.run_dir}")
