@@ -104,3 +104,17 @@ def test_compare_resets_before_each_slot_of_each_target(sim: SimProcessHandle, t
         for row in sorted((r for r in rows if not r["warmup"]), key=lambda r: r["sent_at"]):
             firsts.setdefault(row["concurrency"], row["cached_tokens"])
         assert firsts == {1: 0, 2: 0}, firsts
+
+
+def test_capacity_resets_before_each_probe(sim: SimProcessHandle, tmp_path: Path) -> None:
+    result = runner.invoke(app, [
+        "capacity", "--base-url", sim.base_url, "--max-concurrency", "2", "--no-verify",
+        "--max-time", "60s", "--input-tokens", "256", "--output-tokens", "4",
+        "--prefix-hit-rate", "0.5", "--reset-prefix-cache", "auto", "--out", str(tmp_path),
+    ])
+    assert "C_max" in result.output, result.output  # an answer, whatever its bound
+    (summary,) = tmp_path.glob("runs/*/summary.json")
+    levels = json.loads(summary.read_text())
+    assert [lv["concurrency"] for lv in levels] == [1, 2]
+    assert [lv["prefix_cache_reset"] for lv in levels] == ["done", "done"]
+    assert all(lv["prefix_hit_target"] == 0.5 for lv in levels)
