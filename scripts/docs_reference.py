@@ -158,6 +158,14 @@ SUMMARY_DESCRIPTIONS: list[tuple[str, str]] = [
     (r"server_spec_accept_length", "1 + accepted tokens per draft (tokens a step)"),
     (r"server_(prompt|generation)_tok_s", "the server's token counters over the level"),
     (r"server_(ttft|itl)_mean_ms", "the server's own TTFT / ITL histograms over the level"),
+    (r"prefix_hit_rate_usage", "prefix-cache hit rate by the server's usage: cached / prompt "
+     "tokens (`prompt_tokens_details.cached_tokens`) over the successful requests"),
+    (r"prefix_cached_requests", "requests whose usage reported cached tokens"),
+    (r"prefix_hit_target", "`--prefix-hit-rate`: the hit rate the prompts were built for"),
+    (r"prefix_hit_ideal", "`--prefix-hit-rate`: the share of prompt tokens an ideal cache "
+     "holding the shared prefixes serves (whole tokens, one suffix token at least)"),
+    (r"prefix_cache_reset", "`--reset-prefix-cache`: the reset before the level: done, "
+     "failed: why, or skipped: why (a warning, never a failure)"),
     (r"warnings", "e.g. a percentile from too few samples (P90 from under 20, P99 from under "
      "200 successful requests)"),
     (r"reconnects", "stale pooled connections skipped before a request was written"),

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from servecap.api.capacity.capacity import CapacityOptions, find_capacity
 from servecap.api.run.run_config import RunConfig
+from servecap.cli import run_flags_prefix as pc
 from servecap.cli import run_flags_workload as wf
 from servecap.cli.common import (
     EXIT_INTERRUPTED,
@@ -95,6 +96,8 @@ def capacity(
     tokenizer: wf.TokenizerOpt = None,
     prefix_tokens: wf.PrefixTokensOpt = None,
     prefix_groups: wf.PrefixGroupsOpt = 1,
+    prefix_hit_rate: pc.PrefixHitRateOption = None,
+    reset_prefix_cache: pc.ResetPrefixCacheOption = pc.RESET_DEFAULT,
     extra_body: Annotated[str | None, typer.Option(help="JSON merged into each body")] = None,
     header: Annotated[list[str] | None, typer.Option(help="Extra header 'Name: value'")] = None,
     api_key_env: Annotated[str, typer.Option(help="Env var holding the API key")] = (
@@ -129,7 +132,7 @@ def capacity(
     headers = parse_headers(header or [])
     workload = wf.WorkloadFlags(input_tokens, output_tokens, dataset, dataset_format,
                                 tokenizer, prefix_tokens, prefix_groups, None, "auto", "1",
-                                0.0, None)
+                                0.0, None, prefix_hit_rate=prefix_hit_rate)
     fields = wf.config_fields(workload)
     fields.pop("load", None)
     config = build_config(
@@ -138,7 +141,7 @@ def capacity(
         stall_timeout=CLIENT.stall_timeout_s, connect_timeout=CLIENT.connect_timeout_s,
         name=name, out=out / "runs", seed=RUN.seed, api_key_env=api_key_env, headers=headers,
         extra_body=parse_extra_body(extra_body), insecure=insecure, ca_bundle=ca_bundle,
-        notes=None, **config_fields(workers, None),
+        notes=None, **config_fields(workers, None), reset_prefix_cache=reset_prefix_cache,
     )
     wf.check_source(config)
     answer = _run(config, options, Secrets.from_env(api_key_env, headers), out)

@@ -15,6 +15,7 @@ from servecap.api.run.workload_options import WorkloadFlags
 from servecap.cli import run_flags_load as lf
 from servecap.cli import run_flags_open as op
 from servecap.cli import run_flags_plan as pf
+from servecap.cli import run_flags_prefix as pc
 from servecap.cli import run_flags_sessions as sf
 from servecap.cli import run_flags_workload as wf
 from servecap.cli.common import (
@@ -42,12 +43,13 @@ WORKLOAD_FLAGS = {
     "warmup": "--warmup", "seed": "--seed", "out_dir": "--out", "extra_body": "--extra-body",
     "workload": "--dataset/--prefix-tokens", "load": "--rate/--users/--trace/--load",
     "outage_s": "--outage-s",
+    **pc.FLAGS,
 }
 
 
 def _workload(
     flags: pf.LoadFlags, rounds: int, warmup: int, out: Path, model: str | None,
-    extra_body: str | None, outage_s: float,
+    extra_body: str | None, outage_s: float, reset_prefix_cache: str = pc.RESET_DEFAULT,
 ) -> RunConfig:
     """The workload every target runs: any load `run` accepts, and what it sends."""
     from servecap.api.run.workload_options import check_source
@@ -59,7 +61,7 @@ def _workload(
         config = RunConfig(
             concurrency=parse_levels(flags.concurrency or DEFAULT_LEVELS), rounds=rounds,
             warmup=warmup, seed=flags.seed, out_dir=str(out), model=model, extra_body=body,
-            outage_s=outage_s, **fields,
+            outage_s=outage_s, reset_prefix_cache=reset_prefix_cache, **fields,
         )
     except ValidationError as exc:
         raise user_input_error(exc, WORKLOAD_FLAGS) from None
@@ -101,6 +103,8 @@ def compare(
     dataset_format: wf.DatasetFormatOpt = "auto",
     prefix_tokens: wf.PrefixTokensOpt = None,
     prefix_groups: wf.PrefixGroupsOpt = 1,
+    prefix_hit_rate: pc.PrefixHitRateOption = None,
+    reset_prefix_cache: pc.ResetPrefixCacheOption = pc.RESET_DEFAULT,
     trace: wf.TraceOpt = None,
     trace_format: wf.TraceFormatOpt = "auto",
     trace_speed: wf.TraceSpeedOpt = "1",
@@ -141,11 +145,13 @@ def compare(
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
     flags = pf.LoadFlags(
         WorkloadFlags(input_tokens, output_tokens, dataset, dataset_format, None, prefix_tokens,
-                      prefix_groups, trace, trace_format, trace_speed, 0.0, trace_duration),
+                      prefix_groups, trace, trace_format, trace_speed, 0.0, trace_duration,
+                      prefix_hit_rate=prefix_hit_rate),
         "chat", seed, concurrency, users, think_time, turns, ramp_s, duration, rate, arrival,
         1.0, requests, max_concurrency, warmup_s, cooldown_s, load,
     )
-    workload = _workload(flags, rounds, warmup, out, model, extra_body, outage_s)
+    workload = _workload(flags, rounds, warmup, out, model, extra_body, outage_s,
+                         reset_prefix_cache)
     names = [t.name for t in targets]
     pairs = [parse_pair(text, names) for text in pair or []]
     config = CompareConfig(targets, workload, repeats, allow_different_models, slo,

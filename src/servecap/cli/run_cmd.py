@@ -22,6 +22,7 @@ from servecap.cli import run_flags_cmax as cf
 from servecap.cli import run_flags_load as lf
 from servecap.cli import run_flags_open as op
 from servecap.cli import run_flags_plan as pf
+from servecap.cli import run_flags_prefix as pc
 from servecap.cli import run_flags_sessions as sf
 from servecap.cli import run_flags_workers as wk
 from servecap.cli import run_flags_workload as wf
@@ -56,7 +57,7 @@ RUN_FLAGS = {
     "load": "--concurrency/--rounds/--trace",
     "server_metrics": "--server-metrics", "metrics_hz": "--metrics-hz",
     "workers": "--workers", "ray_address": "--ray", "outage_s": "--outage-s",
-    "find_cmax": "--find-cmax/--budget",
+    "find_cmax": "--find-cmax/--budget", **pc.FLAGS,
     "client.base_url": "--base-url", "client.api_key_env": "--api-key-env",
     "client.header_names": "--header", "client.insecure": "--insecure",
     "client.ca_bundle": "--ca-bundle", "client.timeout_s": "--timeout",
@@ -183,6 +184,7 @@ def build_config(**kw: Any) -> RunConfig:
             metrics_hz=kw.get("metrics_hz", RUN.metrics_hz),
             workers=kw.get("workers"), ray_address=kw.get("ray_address"),
             find_cmax=kw.get("find_cmax"), outage_s=kw.get("outage_s", RUN.outage_s),
+            reset_prefix_cache=kw.get("reset_prefix_cache", RUN.reset_prefix_cache),
         )
     except ValidationError as exc:
         raise user_input_error(exc, RUN_FLAGS) from exc
@@ -261,6 +263,8 @@ def run(
     tokenizer: wf.TokenizerOpt = None,
     prefix_tokens: wf.PrefixTokensOpt = None,
     prefix_groups: wf.PrefixGroupsOpt = 1,
+    prefix_hit_rate: pc.PrefixHitRateOption = None,
+    reset_prefix_cache: pc.ResetPrefixCacheOption = pc.RESET_DEFAULT,
     trace: wf.TraceOpt = None,
     trace_format: wf.TraceFormatOpt = "auto",
     trace_speed: wf.TraceSpeedOpt = "1",
@@ -309,7 +313,7 @@ def run(
     flags = pf.LoadFlags(
         wf.WorkloadFlags(input_tokens, output_tokens, dataset, dataset_format, tokenizer,
                          prefix_tokens, prefix_groups, trace, trace_format, trace_speed,
-                         trace_start, trace_duration),
+                         trace_start, trace_duration, prefix_hit_rate=prefix_hit_rate),
         endpoint, seed, concurrency, users, think_time, turns, ramp_s, duration, rate, arrival,
         burstiness, requests, max_concurrency, warmup_s, cooldown_s, load,
     )
@@ -328,7 +332,7 @@ def run(
         headers=headers, extra_body=parse_extra_body(extra_body), insecure=insecure,
         ca_bundle=ca_bundle, notes=notes, server_metrics=server_metrics, metrics_hz=metrics_hz,
         **wk.config_fields(workers, ray),
-        find_cmax=search, outage_s=outage_s,
+        find_cmax=search, outage_s=outage_s, reset_prefix_cache=reset_prefix_cache,
     )
     wf.check_source(config)
     console = Console(stderr=True)
@@ -347,6 +351,7 @@ def print_outcome(config: RunConfig, outcome: RunOutcome) -> None:
     levels = sorted(outcome.levels, key=lambda lv: lv.key)
     print_table(Console(), levels_table(title, levels))
     notes = [refinement_line(config, outcome.levels), outcome.info.server_metrics.get("reason")]
-    for note in [*filter(None, notes), *wk.run_notes(outcome.info.workers)]:
+    for note in [*filter(None, notes), *wk.run_notes(outcome.info.workers),
+                 *pc.run_notes(outcome.info.prefix_cache)]:
         print(note)
     print(f"run saved to {outcome.run_dir}")

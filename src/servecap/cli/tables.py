@@ -217,7 +217,7 @@ def print_plan(console: Console, report: CapacityReport, headline_last: bool = F
         _print_headline(console, report)
     for run in report.runs:
         print_table(console, capacity_table(run, report.slo.statistic))
-        for table in run.kind_tables or []:
+        for table in [*(run.kind_tables or []), *filter(None, [run.prefix_table])]:
             print_table(console, TextTable(table.title, table.header, table.rows,
                                            footer=[table.note] if table.note else []))
     if headline_last:

@@ -115,6 +115,9 @@ class ChunkReader:
         if _count(completion):
             self.record.completion_tokens = completion
             self.record.token_source = "usage"
+        details = usage.get("prompt_tokens_details")
+        if type(details) is dict and _count(details.get("cached_tokens")):
+            self.record.cached_tokens = details["cached_tokens"]
 
     def finish(self, prompt_chars: int) -> None:
         """Close the record when the stream ends: tokens, estimates and truncation checks."""

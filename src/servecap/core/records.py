@@ -42,7 +42,8 @@ FAILURE_REASONS: tuple[str, ...] = (
 
 # Fields another load kind added: left out of a row that does not use them.
 _OMIT_WHEN_NONE: tuple[str, ...] = ("level", "user", "conversation", "turn", "think_before_s",
-                                     "think_after_s", "admitted_at", "connect_ms")
+                                     "think_after_s", "admitted_at", "connect_ms",
+                                     "cached_tokens")
 
 
 @dataclass(slots=True)
@@ -72,6 +73,9 @@ class RequestRecord:
     chunk_tokens: list[int] = field(default_factory=list)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # Prompt tokens the server's prefix cache served, from its usage
+    # (`prompt_tokens_details.cached_tokens`); None where the server does not say.
+    cached_tokens: int | None = None
     token_source: TokenSource = "estimated"
     status: RequestStatus = "ok"
     reason: str | None = None

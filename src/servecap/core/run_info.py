@@ -42,6 +42,9 @@ class RunInfo(BaseModel):
     # Worker processes or Ray actors (`--workers`, `--ray`): how many, each one's clock
     # against the parent's (min-RTT ping) and which died; empty for a one-process run.
     workers: dict[str, Any] = Field(default_factory=dict)
+    # The prefix cache (`--reset-prefix-cache`, `--prefix-hit-rate`): the reset asked for and
+    # what was done about it, the hit rate the prompts were built for; empty when neither.
+    prefix_cache: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def insecure(self) -> bool:

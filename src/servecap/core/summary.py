@@ -178,6 +178,14 @@ class LevelSummary(BaseModel):
     server_generation_tok_s: float | None = None
     server_ttft_mean_ms: float | None = None
     server_itl_mean_ms: float | None = None
+    # the prefix cache (metrics/prefix_hits.py): the hit rate by the server's usage and how
+    # many requests reported one, the rate the prompts were built for (`--prefix-hit-rate`:
+    # target and what whole tokens allow) and the reset before the level (done, failed: why)
+    prefix_hit_rate_usage: float | None = None
+    prefix_cached_requests: int | None = None
+    prefix_hit_target: float | None = None
+    prefix_hit_ideal: float | None = None
+    prefix_cache_reset: str | None = None
     warnings: list[str] = Field(default_factory=list)
     # Counting what went right only just: stale pooled connections skipped before a request
     # was written, streams that ended without `[DONE]`, invalid UTF-8 bytes replaced.

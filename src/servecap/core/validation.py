@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from pydantic import ValidationError
 
-from servecap.core.errors import UserInputError
+from servecap.core.errors import SettingError, UserInputError
 
 MAX_MESSAGE_CHARS = 200
 
@@ -39,6 +39,17 @@ def first_problem(
     message = message[:MAX_MESSAGE_CHARS]
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return f"{where}: {message}{more}"
+
+
+def setting_error(exc: ValidationError, whole: str = "input") -> UserInputError:
+    """A model the api built from settings refused a value: the error names the setting
+    (its field), for each front end to say in its own words (`SettingError`)."""
+    problems = exc.errors()
+    loc = ".".join(str(p) for p in problems[0]["loc"]) if problems else ""
+    if not loc or not loc.replace("_", "").isalnum():
+        return user_input_error(exc, None, whole)
+    message = " ".join(str(problems[0]["msg"]).removeprefix("Value error, ").split())
+    return SettingError(f"invalid {{{loc}}}: {message[:MAX_MESSAGE_CHARS]}", loc)
 
 
 def user_input_error(

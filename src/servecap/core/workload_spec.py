@@ -27,6 +27,10 @@ class WorkloadSpec(BaseModel):
     tokenizer: str | None = None
     prefix_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
     prefix_groups: int = Field(default=1, ge=1, le=1_000_000)
+    # `--prefix-hit-rate`: prompts of `input_tokens` built so that an ideal prefix cache
+    # serves this share of their tokens (a pool of `prefix_groups` shared prefixes, each
+    # followed by a fresh suffix: workload.prefix_cache.hit_rate_split)
+    prefix_hit_rate: float | None = Field(default=None, ge=0.0, le=1.0)
 
     @model_validator(mode="after")
     def _check(self) -> WorkloadSpec:
@@ -34,7 +38,18 @@ class WorkloadSpec(BaseModel):
             raise ValueError("a dataset brings its own prompts: drop the input-tokens spec")
         if self.dataset is not None and self.prefix_tokens is not None:
             raise ValueError("shared prefixes are for synthetic prompts, not a dataset")
+        if self.prefix_hit_rate is not None:
+            self._check_hit_rate()
         return self
+
+    def _check_hit_rate(self) -> None:
+        """A controlled hit rate builds its own prompts of one plain length."""
+        if self.dataset is not None:
+            raise ValueError("a controlled prefix hit rate builds its own prompts, not a dataset")
+        if self.prefix_tokens is not None:
+            raise ValueError("give a prefix hit rate or shared prefix tokens, not both")
+        if self.input_tokens is not None:
+            raise ValueError("a controlled prefix hit rate needs a plain prompt length (N)")
 
     @property
     def is_default(self) -> bool:

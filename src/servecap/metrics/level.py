@@ -17,6 +17,7 @@ from servecap.kinds.registry import kind_of
 from servecap.kinds.window import Window, Windowed, apply_window
 from servecap.metrics.intervals import level_intervals
 from servecap.metrics.lengths import lateness_fields, length_fields, length_histograms
+from servecap.metrics.prefix_hits import prefix_fields
 from servecap.metrics.schedule import schedule_fields, send_gap_fields
 from servecap.stats.percentiles import describe, small_sample_warnings
 
@@ -102,6 +103,9 @@ def summarise_level(
     fields.update(kind.summary_fields(key, every))
     extra = _observed_fields(observed)
     fields.update(extra)
+    prefix = prefix_fields(rows, extra)
+    fields["warnings"] = [*fields["warnings"], *prefix.pop("warnings")]
+    fields.update(prefix)
     if windowed is not None:
         extra = _window_fields(kind, key, windowed, bool(extra.get("client_bound")))
         notes = extra.pop("warnings")

@@ -13,6 +13,7 @@ from servecap.report import views
 from servecap.report.kind_views import kind_chart_ids, kind_tables
 from servecap.report.model import ReportModel
 from servecap.report.predicted_views import predicted_tables
+from servecap.report.prefix_section import prefix_note, prefix_tables
 from servecap.report.server_section import scrape_lines, server_tables, timeline_figures
 from servecap.report.uncertainty import uncertainty_tables
 from servecap.stats.capacity import ttft_metric
@@ -101,6 +102,8 @@ def _views(model: ReportModel) -> dict[str, Any]:
         "consistency": views.consistency_table(model),
         "appendix": views.appendix_tables(model),
         "server": server_tables(model),
+        "prefix": prefix_tables(model),
+        "prefix_note": prefix_note(model),
         "kind_tables": kind_tables(model.runs, model.options.slo),
         "kind_charts": kind_chart_ids(model),
         "scrapes": scrape_lines(model),

@@ -16,6 +16,7 @@ from servecap.report.kind_views import kind_chart_ids, kind_tables
 from servecap.report.md_text import md
 from servecap.report.model import ReportModel
 from servecap.report.predicted_views import predicted_tables
+from servecap.report.prefix_section import prefix_note, prefix_tables
 from servecap.report.server_section import scrape_lines, server_tables
 from servecap.report.uncertainty import uncertainty_tables
 
@@ -129,8 +130,10 @@ def render_markdown(model: ReportModel) -> str:
     out += _table(views.consistency_table(model))
     out += ["## 14. The server's view", "", *(f"- {md(x)}" for x in scrape_lines(model)), ""]
     out += _findings(a.section("server"))
-    for t in server_tables(model):
+    for t in [*server_tables(model), *prefix_tables(model)]:
         out += _table(t)
+    if note := prefix_note(model):
+        out += [md(note), ""]
     out += [
         "## 15. How to read the numbers",
         "",

@@ -33,6 +33,7 @@ FORM_LABELS = {
     "rounds": "rounds per level", "input_tokens": "input tokens",
     "output_tokens": "output tokens", "name": "run name", "concurrency": "concurrency levels",
     "find_cmax": "refine C_max", "load": "load",
+    "reset_prefix_cache": "prefix-cache reset",
 }
 
 
@@ -69,6 +70,9 @@ class RunForm:
     load_text: str = ""
     # after the concurrency levels, bisect C_max on the integers (`--find-cmax`)
     find_cmax: bool = False
+    # the prefix cache: prompts built for a hit rate (None: not), the reset before each level
+    prefix_hit_rate: float | None = None
+    reset_prefix_cache: str = RUN_DEFAULTS.reset_prefix_cache
 
 
 def workload_flags(form: RunForm) -> WorkloadFlags:
@@ -79,6 +83,7 @@ def workload_flags(form: RunForm) -> WorkloadFlags:
         trace=form.trace.strip() or None, trace_format=form.trace_format,
         trace_speed=form.trace_speeds.strip() or "1",
         trace_duration=form.trace_duration_s or None,
+        prefix_hit_rate=form.prefix_hit_rate,
     )
 
 
@@ -143,6 +148,7 @@ def build_config(form: RunForm, results_dir: Path) -> RunConfig:
             out_dir=str(results_dir),
             client=ClientOptions(base_url=base_url),
             notes=deployment_notes(form),
+            reset_prefix_cache=form.reset_prefix_cache.strip() or "off",
             **fields,  # type: ignore[arg-type]
         )
     except ValidationError as exc:

@@ -113,8 +113,9 @@ def show_capacity(run: Run, slo: SLO) -> None:
 
 
 def show_kind_tables(capacity: RunCapacity) -> None:
-    """The tables a level's kind adds of its own (a rate shape's time windows)."""
-    for table in capacity.kind_tables or []:
+    """The tables a level's kind adds of its own (a rate shape's time windows), and the
+    prefix cache's per level where the run recorded one."""
+    for table in [*(capacity.kind_tables or []), *filter(None, [capacity.prefix_table])]:
         st.markdown(f"**{plain(table.title)}**")
         st.dataframe([dict(zip(table.header, row, strict=True)) for row in table.rows],
                      hide_index=True)

@@ -19,6 +19,7 @@ from servecap.ui.form import (
     secrets_for,
 )
 from servecap.ui.labels import message_of
+from servecap.ui.prefix_fields import prefix_fields
 from servecap.ui.run_manager import RunJob
 from servecap.ui.shared import run_manager, sim_holder
 from servecap.ui.sim_holder import TRY_TIME_SCALE
@@ -137,6 +138,7 @@ def _form_fields() -> RunForm:
         help="auto: one process while one core keeps up, one more per 256 streams; or N",
     )
     source = _source_fields()
+    prefix = prefix_fields()
     with st.expander("Deployment notes"):
         engine = st.text_input("Engine", key="engine", placeholder="e.g. vLLM 0.9.1")
         command = st.text_input("Launch command", key="launch_command")
@@ -149,7 +151,7 @@ def _form_fields() -> RunForm:
         input_tokens=int(tokens_in), output_tokens=int(tokens_out), name=name,
         engine=engine, launch_command=command, notes=notes, **source,
         rates=rates if mode == OPEN_MODE else "", arrival=arrival, duration_s=duration,
-        workers=workers, load_text=load_text, find_cmax=bool(find_cmax),
+        workers=workers, load_text=load_text, find_cmax=bool(find_cmax), **prefix,
     )
 
 

@@ -16,6 +16,12 @@ Contract:
   compares with the server's `/metrics`).
 - A request's hit is capped at its prompt length minus one token: an engine computes at
   least the last prompt token itself to produce the first output token (vLLM does).
+- `hit_rate_split(rate, input_tokens)` builds the other way round (`--prefix-hit-rate`): a
+  prompt of `input_tokens` is a shared prefix (one of a seeded pool, `text.SharedPrefixes`)
+  and a fresh suffix, the prefix `rate` of it, so an ideal cache that holds the pool serves
+  `rate` of the prompt tokens. Its `ideal` is the share whole tokens allow (a suffix keeps
+  at least one token, the one an engine always computes); the first request on each prefix
+  of the pool finds nothing in a cold cache.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from servecap.core.errors import UserInputError
+from servecap.core.errors import UserInputError, bad_setting
 from servecap.workload.traces import MOONCAKE_BLOCK_TOKENS, Trace
 
 BLOCK_TOKENS = 512
@@ -43,6 +49,30 @@ class HitRate:
     @property
     def rate(self) -> float:
         return self.hit_tokens / self.query_tokens if self.query_tokens else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class HitRateSplit:
+    """A prompt built for a prefix-cache hit rate: shared prefix tokens + fresh suffix."""
+
+    target: float
+    prefix_tokens: int
+    suffix_tokens: int
+
+    @property
+    def ideal(self) -> float:
+        """The share of prompt tokens an ideal cache holding the prefix serves."""
+        return self.prefix_tokens / (self.prefix_tokens + self.suffix_tokens)
+
+
+def hit_rate_split(rate: float, input_tokens: int) -> HitRateSplit:
+    """The prefix and suffix of an `input_tokens` prompt an ideal cache serves `rate` of."""
+    if not 0.0 <= rate <= 1.0:
+        raise bad_setting("prefix_hit_rate", f"{rate!r}: expected a fraction in 0..1")
+    if input_tokens < 2:
+        raise bad_setting("prefix_hit_rate", "needs prompts of at least 2 tokens")
+    prefix = min(round(rate * input_tokens), input_tokens - 1)
+    return HitRateSplit(rate, prefix, input_tokens - prefix)
 
 
 class _ChainCache:

@@ -25,6 +25,7 @@ from servecap.api.comparison.store import SlotRecord
 from servecap.api.comparison.targets import Target
 from servecap.api.run.observers import RunContext, level_observers
 from servecap.api.run.outage import OutageWatch
+from servecap.api.run.prefix_cache import PrefixCacheSetup, prefix_setup
 from servecap.api.run.preflight import preflight
 from servecap.api.run.progress import NullProgress, ProgressSink
 from servecap.api.run.run import new_run_info
@@ -79,6 +80,7 @@ class Side:
         config's `outage_s` (a comparison against a dead target measures nothing)."""
         self.stop = stop
         self.watch = OutageWatch(self.config.outage_s, stop)
+    prefix: PrefixCacheSetup | None = None  # the cache's reset before each slot, if any
 
     def describe(self) -> dict[str, Any]:
         """The target's entry in `comparison.json`."""
@@ -107,6 +109,7 @@ async def preflight_side(
     )
     model, server = await preflight(session, side.config, side.secrets,
                                     f"target {side.target.name}: ")
+    side.prefix = prefix_setup(side.config, server, side.secrets.http_headers())
     side.client = StreamingClient(
         session, side.config.client, model, side.config.endpoint,
         side.config.output_tokens, client_extra_body(side.config),
@@ -116,6 +119,7 @@ async def preflight_side(
 
 def open_side(side: Side, comp_dir: Path, model: str, server: dict[str, Any]) -> None:
     side.info = new_run_info(side.config, model, server)
+    side.info.prefix_cache = side.prefix.describe() if side.prefix is not None else {}
     side.run_dir = new_run_dir(comp_dir, side.target.name)
     write_run_info(side.run_dir, side.info)
     side.writer = RecordWriter(side.run_dir / REQUESTS_FILE)
@@ -157,7 +161,7 @@ async def run_slot(side: Side, level: LevelSpec, progress: ProgressSink) -> list
     progress.level_started(level.key, level.n_requests)
     io = LevelIO(side.client, _source(side), _sink(side, bucket, progress), side.ids,
                  side.stop)
-    await run_level(level, io, level_observers(level, RunContext()), observed)
+    await run_level(level, io, level_observers(level, RunContext(prefix=side.prefix)), observed)
     side.observed[level.key] = observed
     side.planned[level.key] = level.planned_requests()
     side.windows[level.key] = level.window()

@@ -25,6 +25,7 @@ from servecap.api.run.find_cmax import CmaxPlan
 from servecap.api.run.observers import RunContext, level_observers
 from servecap.api.run.outage import OutageWatch
 from servecap.api.run.plans import LevelPlan, StaticPlan, Step, StopRule
+from servecap.api.run.prefix_cache import prefix_setup
 from servecap.api.run.preflight import check_output_dir, ensure_file_limit, preflight
 from servecap.api.run.progress import NullProgress, ProgressSink
 from servecap.api.run.run_config import RunConfig
@@ -175,7 +176,9 @@ async def run_benchmark_async(
         scraper, info.server_metrics = await start_scraper(
             config.server_metrics, config.metrics_hz, config.client, secrets, run_dir,
         )
-        state.context = RunContext(scraper)
+        prefix = prefix_setup(config, server, secrets.http_headers())
+        info.prefix_cache = prefix.describe() if prefix is not None else {}
+        state.context = RunContext(scraper, prefix)
         total = config.warmup + state.plan.expected_requests()
         state.progress.started(total, str(run_dir), model)
         failure: OSError | None = None

@@ -54,6 +54,9 @@ class RunConfig(BaseModel):
     ray_address: str | None = None
     # `--find-cmax`: after the closed grid, bisect C_max on the integers (absent when off)
     find_cmax: FindCmax | None = None
+    # empty the server's prefix cache before each level: "auto" (the endpoint of the engine
+    # preflight detected), "off", or the reset endpoint's URL (absent from run.json when off)
+    reset_prefix_cache: str = "off"
 
     @field_validator("server_metrics")
     @classmethod
@@ -64,6 +67,17 @@ class RunConfig(BaseModel):
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("expected auto, off or an http(s) URL of /metrics")
+        return strip_credentials(value)
+
+    @field_validator("reset_prefix_cache")
+    @classmethod
+    def _check_reset(cls, value: str) -> str:
+        value = value.strip()
+        if value in ("auto", "off"):
+            return value
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("expected auto, off or the http(s) URL of a prefix-cache reset")
         return strip_credentials(value)
 
     @field_validator("concurrency")
@@ -95,9 +109,13 @@ class RunConfig(BaseModel):
         unset = {
             name for name in ("load", "workload", "find_cmax") if getattr(self, name) is None
         }
+        if self.reset_prefix_cache == "off":  # run.json of a run without it is as it was
+            unset.add("reset_prefix_cache")
         data = self.model_dump(mode="json", exclude=unset or None)
         client = data["client"]
         assert isinstance(client, dict)
         client["base_url"] = public_url(self.client.base_url)
         data["server_metrics"] = public_url(self.server_metrics)
+        if "reset_prefix_cache" in data:
+            data["reset_prefix_cache"] = public_url(self.reset_prefix_cache)
         return data

@@ -16,6 +16,7 @@ from servecap.core.errors import SettingError
 from servecap.core.workload_spec import WorkloadSpec
 from servecap.workload.datasets import read_dataset
 from servecap.workload.lengths import parse_length_spec
+from servecap.workload.prefix_cache import hit_rate_split
 from servecap.workload.source import RequestSource, builtin_source
 from servecap.workload.sources import DatasetSource, SyntheticSource
 from servecap.workload.text import SharedPrefixes
@@ -52,7 +53,12 @@ def _synthetic_source(
     inputs = parse_length_spec(spec.input_tokens or str(config.input_tokens), "input")
     outputs = parse_length_spec(spec.output_tokens or str(config.output_tokens), "output")
     prefixes = None
-    if spec.prefix_tokens is not None:
+    if spec.prefix_hit_rate is not None:  # the prefix is part of the prompt's length
+        split = hit_rate_split(spec.prefix_hit_rate, config.input_tokens)
+        inputs = parse_length_spec(str(split.suffix_tokens), "input")
+        if split.prefix_tokens:
+            prefixes = SharedPrefixes(split.prefix_tokens, spec.prefix_groups, config.seed)
+    elif spec.prefix_tokens is not None:
         prefixes = SharedPrefixes(spec.prefix_tokens, spec.prefix_groups, config.seed)
     return SyntheticSource(
         inputs, outputs, seed=config.seed, prefixes=prefixes, tokenizer=tokenizer

@@ -12,9 +12,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from pydantic import ValidationError
+
 from servecap.api.run.run_config import RunConfig
 from servecap.api.run.workload import build_source
 from servecap.core.errors import SettingError, bad_setting
+from servecap.core.validation import setting_error
 from servecap.core.workload_spec import WorkloadSpec
 from servecap.kinds.replay import ReplayLoad
 from servecap.workload.lengths import parse_length_spec
@@ -39,6 +42,7 @@ class WorkloadFlags:
     trace_speed: str = "1"
     trace_start: float = 0.0
     trace_duration: float | None = None
+    prefix_hit_rate: float | None = None
 
 
 def parse_speeds(text: str) -> list[float]:
@@ -100,15 +104,22 @@ def _lengths(flags: WorkloadFlags) -> tuple[int, int]:
 
 
 def _spec(flags: WorkloadFlags, with_lengths: bool) -> WorkloadSpec | None:
-    spec = WorkloadSpec(
-        input_tokens=_dist(flags.input_tokens) if with_lengths else None,
-        output_tokens=_dist(flags.output_tokens) if with_lengths else None,
-        dataset=flags.dataset,
-        dataset_format=flags.dataset_format,  # type: ignore[arg-type]
-        tokenizer=flags.tokenizer,
-        prefix_tokens=flags.prefix_tokens,
-        prefix_groups=flags.prefix_groups,
-    )
+    rate = flags.prefix_hit_rate
+    if rate is not None and not (math.isfinite(rate) and 0.0 <= rate <= 1.0):
+        raise bad_setting("prefix_hit_rate", f"{rate!r}: expected a fraction in 0..1")
+    try:
+        spec = WorkloadSpec(
+            input_tokens=_dist(flags.input_tokens) if with_lengths else None,
+            output_tokens=_dist(flags.output_tokens) if with_lengths else None,
+            dataset=flags.dataset,
+            dataset_format=flags.dataset_format,  # type: ignore[arg-type]
+            tokenizer=flags.tokenizer,
+            prefix_tokens=flags.prefix_tokens,
+            prefix_groups=flags.prefix_groups,
+            prefix_hit_rate=rate,
+        )
+    except ValidationError as exc:
+        raise setting_error(exc) from exc
     return None if spec.is_default else spec
 
 
@@ -122,6 +133,7 @@ def _refuse_with_trace(flags: WorkloadFlags) -> None:
         name for name, used in (
             ("dataset", flags.dataset is not None),
             ("prefix_tokens", flags.prefix_tokens is not None),
+            ("prefix_hit_rate", flags.prefix_hit_rate is not None),
             ("input_tokens", plain_count(flags.input_tokens) is None),
             ("output_tokens", plain_count(flags.output_tokens) is None),
         ) if used

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
+from servecap.analysis.prefix_cache import prefix_table
 from servecap.core.config import SLO
 from servecap.core.level_key import LevelKey
 from servecap.kinds.base import KindTable
@@ -17,7 +18,7 @@ from servecap.storage.runs import Run, load_runs, run_goodput, status_text
 from servecap.storage.verification import load_verification, verification_for
 
 # Keys only a run of a kind with rates has; a closed run's JSON keeps its documented keys.
-RATE_KEYS = ("rate_max", "top_level", "kind_tables")
+RATE_KEYS = ("rate_max", "top_level", "kind_tables", "prefix_table")
 
 
 class RunCapacity(BaseModel):
@@ -58,6 +59,9 @@ class RunCapacity(BaseModel):
     # tables a level's kind adds of its own (`LoadKind.tables`), e.g. a rate shape's time
     # windows; absent from the JSON of runs whose kinds add none
     kind_tables: list[KindTable] | None = None
+    # the prefix cache per level (`analysis.prefix_cache`): absent from the JSON of runs
+    # that recorded no prefix-cache figures
+    prefix_table: KindTable | None = None
 
     @model_serializer(mode="wrap")
     def _rate_keys_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -139,6 +143,7 @@ def run_capacity(
         rate_max=plan.rate_max,
         top_level=str(plan.top) if plan.top is not None and plan.rate_max is not None else None,
         kind_tables=[t for lv in run.levels for t in kind_of(lv.key).tables(lv, slo)] or None,
+        prefix_table=prefix_table(run.name, run.levels),
         **_verified(run, slo, plan.users, elsewhere),
     )
 

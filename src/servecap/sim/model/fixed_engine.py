@@ -53,6 +53,14 @@ class FixedEngine:
     def plan(self) -> None:
         """Nothing to plan on a fixed schedule."""
 
+    def cached_tokens(self, rid: int) -> int:
+        """A fixed schedule caches nothing."""
+        return 0
+
+    def reset_prefix_cache(self) -> int:
+        """Nothing cached, nothing to drop."""
+        return 0
+
     def advance(self, now: float) -> list[Emission]:
         """Emit every chunk due at or before ``now``."""
         out: list[Emission] = []

@@ -201,6 +201,12 @@ class KVSpace:
                 self.cache.release(block)
             self._private -= hold.private
 
+    def reset(self) -> int:
+        """Drop every cached block no running request holds (vLLM's ``/reset_prefix_cache``,
+        SGLang's ``/flush_cache``); returns how many. Held blocks stay: a running request
+        still reads them, and they become evictable when it ends."""
+        return self.cache.evict(self.cache.idle)
+
     def _trim(self) -> None:
         """Evict least recently used idle blocks until the cache fits beside what is used."""
         room = self.budget - self.used

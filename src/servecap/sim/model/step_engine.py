@@ -71,6 +71,10 @@ class Engine(Protocol):
 
     def plan(self) -> None: ...
 
+    def cached_tokens(self, rid: int) -> int: ...
+
+    def reset_prefix_cache(self) -> int: ...
+
 
 @dataclass
 class Counters:
@@ -140,6 +144,17 @@ class StepEngine:
         self._last_step_s = 0.0  # duration of the step planned last
         self._lag = OutputLag() if params.output_lag else None
         self._slows = slows(params)
+        # prompt tokens each admitted request found cached, until its usage reads them
+        self._cached: dict[int, int] = {}
+
+    def cached_tokens(self, rid: int) -> int:
+        """Prompt tokens request ``rid`` found in the prefix cache (its usage's
+        ``cached_tokens``); read once, when its last chunk is built."""
+        return self._cached.pop(rid, 0)
+
+    def reset_prefix_cache(self) -> int:
+        """Drop the idle cached blocks; returns how many."""
+        return self._kv.reset()
 
     def add(
         self, rid: int, prompt_tokens: int, max_tokens: int, now: float, blocks: Sequence[int] = ()
@@ -167,6 +182,7 @@ class StepEngine:
                 seq.cancelled = True
                 self._running.remove(seq)
                 self._kv.release(rid)
+        self._cached.pop(rid, None)
         self._gauges()
 
     def next_time(self) -> float | None:
@@ -245,6 +261,8 @@ class StepEngine:
             self._waiting.remove(seq)
             self._running.append(seq)
             seq.prefill_left -= (cached := self._kv.admit(seq))  # it prefills what is not cached
+            if self._kv.caching:
+                self._cached[seq.rid] = cached
             self.counters.prompt_tokens += cached  # vLLM counts cached prompt tokens too
 
     def _hold(self, busy: bool) -> float:

@@ -1,7 +1,9 @@
 """The simulator's OpenAI-compatible endpoints, backed by the engine loop.
 
 Routes: ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/completions``,
-``GET /metrics`` (Prometheus text, vLLM-style names), ``GET /version``, ``GET /health``.
+``GET /metrics`` (Prometheus text, vLLM-style names), ``GET /version``, ``GET /health``, and
+the prefix-cache resets of vLLM (``POST /reset_prefix_cache``) and SGLang (``POST
+/flush_cache``), which empty the cache of every block no running request holds.
 A streamed request registers a ``StreamSink`` with the engine loop, which writes each chunk
 as the engine emits it, into the step's write batch (see ``http11`` and ``wire`` for why).
 """
@@ -53,6 +55,13 @@ class SimState:
             return ()
         return block_hashes(req.prompt, params.prefix_block_tokens)
 
+    def cached_of(self, rid: int) -> int | None:
+        """Request ``rid``'s cached prompt tokens for its usage; None (no
+        ``prompt_tokens_details``) when the profile caches nothing, as vLLM without
+        prefix caching reports none. Read once, as the request ends."""
+        cached = self.loop.cached_tokens(rid)
+        return cached if self.profile.params.prefix_caching else None
+
     def version(self) -> dict[str, Any]:
         """The /version body: simulator version, profile, deployment, time scale."""
         return {
@@ -74,10 +83,13 @@ class StreamSink:
     Created as the request enters the engine, it sends the response head at once and, for
     chat, the role chunk (which carries no token)."""
 
-    __slots__ = ("_maker", "_req", "_responder", "_sent")
+    __slots__ = ("_cached", "_maker", "_req", "_responder", "_sent")
 
-    def __init__(self, req: SimRequest, responder: Responder, rid: int) -> None:
+    def __init__(
+        self, req: SimRequest, responder: Responder, rid: int, cached: Callable[[], int | None]
+    ) -> None:
         self._req = req
+        self._cached = cached
         self._responder = responder
         self._maker = ChunkMaker(req, rid, int(time.time()), wire=responder.frame)
         self._sent = 0
@@ -93,16 +105,20 @@ class StreamSink:
             self._responder.write_framed(self._maker.wire_chunk(start, em.tokens))
             return
         data = self._maker.token_sse(start, em.tokens, True)
+        cached = self._cached()  # read (and forgotten) whether or not usage is asked for
         if self._req.include_usage:
-            data += sse(self._maker.usage_chunk(self._sent))
+            data += sse(self._maker.usage_chunk(self._sent, cached))
         self._responder.end_stream(data + DONE)
 
 
 class WholeSink:
     """Collects a non-streamed request's tokens and answers once it is done."""
 
-    def __init__(self, req: SimRequest, responder: Responder, rid: int) -> None:
+    def __init__(
+        self, req: SimRequest, responder: Responder, rid: int, cached: Callable[[], int | None]
+    ) -> None:
         self._req = req
+        self._cached = cached
         self._responder = responder
         self._rid = rid
         self._sent = 0
@@ -111,7 +127,8 @@ class WholeSink:
         """Count the tokens; send the whole response with the last of them."""
         self._sent += em.tokens
         if em.done:
-            body = ChunkMaker(self._req, self._rid, int(time.time())).whole(self._sent)
+            maker = ChunkMaker(self._req, self._rid, int(time.time()))
+            body = maker.whole(self._sent, self._cached())
             self._responder.send(200, JSON, _json(body))
 
 
@@ -126,6 +143,11 @@ class SimApp:
             "/version": lambda: (JSON, _json(self.state.version())),
             "/metrics": self._metrics,
             "/health": lambda: ("text/plain", b"ok"),
+        }
+        # vLLM's (dev mode) and SGLang's prefix-cache resets
+        self._post: dict[str, Callable[[], tuple[str, bytes]]] = {
+            "/reset_prefix_cache": self._reset,
+            "/flush_cache": self._reset,
         }
 
     def start(self) -> None:
@@ -146,6 +168,11 @@ class SimApp:
                 _error(responder, BadRequest("method not allowed; use POST", 405))
                 return
             self._completion(request.body, path.endswith("chat/completions"), responder)
+        elif path in self._post:
+            if request.method != "POST":
+                _error(responder, BadRequest("method not allowed; use POST", 405))
+                return
+            responder.send(200, *self._post[path]())
         elif path in self._get:
             if request.method != "GET":
                 _error(responder, BadRequest("method not allowed; use GET", 405))
@@ -171,7 +198,7 @@ class SimApp:
         rid = state.loop.submit(
             req.prompt_tokens,
             req.max_tokens,
-            lambda rid: sink(req, responder, rid),
+            lambda rid: sink(req, responder, rid, lambda: state.cached_of(rid)),
             state.blocks_of(req),
         )
         responder.on_close = lambda: state.loop.cancel(rid)
@@ -186,6 +213,10 @@ class SimApp:
             "servecap_sim": {"profile": state.profile.name, "time_scale": state.time_scale},
         }
         return JSON, _json({"object": "list", "data": [entry]})
+
+    def _reset(self) -> tuple[str, bytes]:
+        dropped = self.state.loop.reset_prefix_cache()
+        return "text/plain", f"prefix cache reset: {dropped} blocks dropped".encode()
 
     def _metrics(self) -> tuple[str, bytes]:
         text = render_metrics(self.state.loop, self.state.profile.model_id)

@@ -112,13 +112,13 @@ class ChunkMaker:
             data = self._cache[key] = self._wire(self.token_sse(start, n, False))
         return data
 
-    def usage_chunk(self, completion: int) -> dict[str, Any]:
+    def usage_chunk(self, completion: int, cached: int | None = None) -> dict[str, Any]:
         """The final ``include_usage`` chunk: empty choices plus usage."""
         chunk = self._envelope([])
-        chunk["usage"] = usage(self.req.prompt_tokens, completion)
+        chunk["usage"] = usage(self.req.prompt_tokens, completion, cached)
         return chunk
 
-    def whole(self, completion: int) -> dict[str, Any]:
+    def whole(self, completion: int, cached: int | None = None) -> dict[str, Any]:
         """The non-streaming response."""
         reasoning, answer = split_reasoning(self.req, 0, completion)
         choice: dict[str, Any] = {"index": 0}
@@ -133,5 +133,5 @@ class ChunkMaker:
         choice["finish_reason"] = "length"
         body = self._envelope([choice])
         body["object"] = "chat.completion" if self.req.chat else "text_completion"
-        body["usage"] = usage(self.req.prompt_tokens, completion)
+        body["usage"] = usage(self.req.prompt_tokens, completion, cached)
         return body

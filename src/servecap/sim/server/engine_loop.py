@@ -140,6 +140,14 @@ class EngineLoop:
             self._wake.set()
         return rid
 
+    def cached_tokens(self, rid: int) -> int:
+        """Prompt tokens request ``rid`` found in the prefix cache (read once)."""
+        return self.engine.cached_tokens(rid)
+
+    def reset_prefix_cache(self) -> int:
+        """Empty the prefix cache of every block no running request holds."""
+        return self.engine.reset_prefix_cache()
+
     def cancel(self, rid: int) -> None:
         """Drop a request whose client went away (no-op once it finished)."""
         if self._sinks.pop(rid, None) is not None:

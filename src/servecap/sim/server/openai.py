@@ -169,13 +169,18 @@ def token_text(start: int, n: int) -> str:
     return "".join(WORDS[i % len(WORDS)] for i in range(start, start + n))
 
 
-def usage(prompt: int, completion: int) -> dict[str, int]:
-    """An OpenAI usage object."""
-    return {
+def usage(prompt: int, completion: int, cached: int | None = None) -> dict[str, Any]:
+    """An OpenAI usage object; with ``cached`` (a prefix-caching profile), the prompt tokens
+    the cache served in ``prompt_tokens_details``, as vLLM (``--enable-prompt-tokens-details``),
+    SGLang and OpenAI report them."""
+    out: dict[str, Any] = {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
     }
+    if cached is not None:
+        out["prompt_tokens_details"] = {"cached_tokens": cached}
+    return out
 
 
 def split_reasoning(req: SimRequest, start: int, n: int) -> tuple[str, str]:
