@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from servecap.api.run.find_cmax import refinement_line
 from servecap.api.run.run import RunOutcome, run_benchmark_async
 from servecap.api.run.run_config import RunConfig
+from servecap.cli import cost_flags
 from servecap.cli import run_flags_cmax as cf
 from servecap.cli import run_flags_load as lf
 from servecap.cli import run_flags_open as op
@@ -183,6 +184,7 @@ def build_config(**kw: Any) -> RunConfig:
             metrics_hz=kw.get("metrics_hz", RUN.metrics_hz),
             workers=kw.get("workers"), ray_address=kw.get("ray_address"),
             find_cmax=kw.get("find_cmax"), outage_s=kw.get("outage_s", RUN.outage_s),
+            cost=kw.get("cost"),
         )
     except ValidationError as exc:
         raise user_input_error(exc, RUN_FLAGS) from exc
@@ -295,6 +297,9 @@ def run(
     outage_s: Annotated[float, typer.Option(
         help="Stop the run (exit 1, kept) once only failures have ended for this long, s")
     ] = RUN.outage_s,
+    gpus: cost_flags.GpusOption = None,
+    gpu_hour_cost: cost_flags.GpuHourCostOption = None,
+    currency: cost_flags.CurrencyOption = None,
 ) -> None:
     """Sweep a server and save the run: concurrency, --rate, --users, --trace or --load.
 
@@ -329,6 +334,7 @@ def run(
         ca_bundle=ca_bundle, notes=notes, server_metrics=server_metrics, metrics_hz=metrics_hz,
         **wk.config_fields(workers, ray),
         find_cmax=search, outage_s=outage_s,
+        cost=cost_flags.cost_fields(gpus, gpu_hour_cost, currency),
     )
     wf.check_source(config)
     console = Console(stderr=True)

@@ -23,6 +23,7 @@ from servecap.core.level_key import LevelKey, format_value
 from servecap.core.numbers import fmt_number
 from servecap.core.summary import LevelSummary
 from servecap.core.text import printable
+from servecap.report.cost_views import COST_HEADER, basis_text, cost_rows
 
 # rich's per-column cost beside the text: one space of padding each side and a rule
 _COLUMN_EXTRA = 3
@@ -217,6 +218,10 @@ def print_plan(console: Console, report: CapacityReport, headline_last: bool = F
         _print_headline(console, report)
     for run in report.runs:
         print_table(console, capacity_table(run, report.slo.statistic))
+        if run.cost is not None:
+            print_table(console, TextTable(
+                f"Cost ({basis_text(run.cost)})", COST_HEADER[1:],
+                [row[1:] for row in cost_rows(run.name, run.cost)], keep=2))
         for table in run.kind_tables or []:
             print_table(console, TextTable(table.title, table.header, table.rows,
                                            footer=[table.note] if table.note else []))

@@ -42,6 +42,9 @@ class RunInfo(BaseModel):
     # Worker processes or Ray actors (`--workers`, `--ray`): how many, each one's clock
     # against the parent's (min-RTT ping) and which died; empty for a one-process run.
     workers: dict[str, Any] = Field(default_factory=dict)
+    # `--gpus`, `--gpu-hour-cost`, `--currency` as given to `run` (`core.cost.CostFields`);
+    # empty for runs without them and for runs recorded before them
+    cost: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def insecure(self) -> bool:

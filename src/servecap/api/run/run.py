@@ -358,6 +358,7 @@ def new_run_info(config: RunConfig, model: str, server: dict[str, Any]) -> RunIn
         closed_loop=not kind_named(config.load_spec().kind).scheduled(),
         pid=os.getpid(),  # lets a reader tell a killed run from one still going
         host=socket.gethostname(),
+        cost=config.cost.given() if config.cost is not None else {},
     )
 
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from servecap.api.run.outage import DEFAULT_OUTAGE_S
 from servecap.core.config import DEFAULT_LEVELS, ClientOptions, Endpoint, FindCmax
+from servecap.core.cost import CostFields
 from servecap.core.urls import public_url, strip_credentials
 from servecap.core.workload_spec import WorkloadSpec
 from servecap.kinds.closed import ClosedLoad
@@ -54,6 +55,8 @@ class RunConfig(BaseModel):
     ray_address: str | None = None
     # `--find-cmax`: after the closed grid, bisect C_max on the integers (absent when off)
     find_cmax: FindCmax | None = None
+    # `--gpus`/`--gpu-hour-cost`/`--currency`: stored in run.json's `cost`, not the config
+    cost: CostFields | None = Field(default=None, exclude=True)
 
     @field_validator("server_metrics")
     @classmethod
