@@ -87,3 +87,11 @@ def test_run_refuses_a_negative_price_before_any_load(tmp_path: Path) -> None:
                                  "--gpu-hour-cost", "-2", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "--gpu-hour-cost" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("url", ["not a url", "ftp://host/metrics", "http://"])
+def test_run_refuses_a_power_url_that_is_not_one(tmp_path: Path, url: str) -> None:
+    result = runner.invoke(app, ["run", "--base-url", "http://127.0.0.1:9/v1",
+                                 "--power-metrics", url, "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "--power-metrics" in result.output
+    assert list(tmp_path.iterdir()) == []

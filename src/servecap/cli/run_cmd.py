@@ -56,6 +56,7 @@ RUN_FLAGS = {
     # the CLI's load plan is the closed sweep these define, or a replay of --trace
     "load": "--concurrency/--rounds/--trace",
     "server_metrics": "--server-metrics", "metrics_hz": "--metrics-hz",
+    "power_metrics": "--power-metrics",
     "workers": "--workers", "ray_address": "--ray", "outage_s": "--outage-s",
     "find_cmax": "--find-cmax/--budget",
     "client.base_url": "--base-url", "client.api_key_env": "--api-key-env",
@@ -184,7 +185,7 @@ def build_config(**kw: Any) -> RunConfig:
             metrics_hz=kw.get("metrics_hz", RUN.metrics_hz),
             workers=kw.get("workers"), ray_address=kw.get("ray_address"),
             find_cmax=kw.get("find_cmax"), outage_s=kw.get("outage_s", RUN.outage_s),
-            cost=kw.get("cost"),
+            cost=kw.get("cost"), power_metrics=kw.get("power_metrics"),
         )
     except ValidationError as exc:
         raise user_input_error(exc, RUN_FLAGS) from exc
@@ -300,6 +301,9 @@ def run(
     gpus: cost_flags.GpusOption = None,
     gpu_hour_cost: cost_flags.GpuHourCostOption = None,
     currency: cost_flags.CurrencyOption = None,
+    power_metrics: Annotated[str | None, typer.Option(
+        help="A DCGM exporter's /metrics URL: each level's power, energy and J per token")
+    ] = None,
 ) -> None:
     """Sweep a server and save the run: concurrency, --rate, --users, --trace or --load.
 
@@ -334,7 +338,7 @@ def run(
         ca_bundle=ca_bundle, notes=notes, server_metrics=server_metrics, metrics_hz=metrics_hz,
         **wk.config_fields(workers, ray),
         find_cmax=search, outage_s=outage_s,
-        cost=cost_flags.cost_fields(gpus, gpu_hour_cost, currency),
+        cost=cost_flags.cost_fields(gpus, gpu_hour_cost, currency), power_metrics=power_metrics,
     )
     wf.check_source(config)
     console = Console(stderr=True)

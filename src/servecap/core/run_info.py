@@ -45,6 +45,8 @@ class RunInfo(BaseModel):
     # `--gpus`, `--gpu-hour-cost`, `--currency` as given to `run` (`core.cost.CostFields`);
     # empty for runs without them and for runs recorded before them
     cost: dict[str, Any] = Field(default_factory=dict)
+    # `--power-metrics`: the DCGM exporter's scraper (url, hz, scrapes, errors by kind)
+    power_metrics: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def insecure(self) -> bool:

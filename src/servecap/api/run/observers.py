@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from servecap.api.run.power_metrics import PowerObserver, PowerScraper
 from servecap.api.run.server_metrics import RunScraper, ServerMetricsObserver
 from servecap.kinds.base import LevelSpec
 from servecap.load.monitor import ClientMonitor
@@ -21,6 +22,7 @@ class RunContext:
     """What a run hands its observers: the server-metrics scraper (None when off)."""
 
     scraper: RunScraper | None = None
+    power: PowerScraper | None = None  # `--power-metrics`: the DCGM exporter's
 
 
 ObserverFactory = Callable[[LevelSpec, RunContext], LevelObserver]
@@ -28,6 +30,7 @@ ObserverFactory = Callable[[LevelSpec, RunContext], LevelObserver]
 LEVEL_OBSERVERS: tuple[ObserverFactory, ...] = (
     lambda level, context: ClientMonitor(),
     lambda level, context: ServerMetricsObserver(context.scraper),
+    lambda level, context: PowerObserver(context.power),
 )
 
 

@@ -25,6 +25,7 @@ from servecap.api.run.find_cmax import CmaxPlan
 from servecap.api.run.observers import RunContext, level_observers
 from servecap.api.run.outage import OutageWatch
 from servecap.api.run.plans import LevelPlan, StaticPlan, Step, StopRule
+from servecap.api.run.power_metrics import Closers, start_power_scraper
 from servecap.api.run.preflight import check_output_dir, ensure_file_limit, preflight
 from servecap.api.run.progress import NullProgress, ProgressSink
 from servecap.api.run.run_config import RunConfig
@@ -174,7 +175,10 @@ async def run_benchmark_async(
         scraper, info.server_metrics = await start_scraper(
             config.server_metrics, config.metrics_hz, config.client, secrets, run_dir,
         )
-        state.context = RunContext(scraper)
+        power, info.power_metrics = await start_power_scraper(
+            config.power_metrics, config.metrics_hz, config.client, secrets, run_dir,
+        )
+        state.context = RunContext(scraper, power)
         total = config.warmup + state.plan.expected_requests()
         state.progress.started(total, str(run_dir), model)
         failure: OSError | None = None
@@ -192,8 +196,8 @@ async def run_benchmark_async(
         except OSError as exc:
             failure = exc
         finally:
-            failure = await _wind_up(run_dir, info, state, _Closing(scraper, writer, reserve),
-                                     failure)
+            closing = _Closing(Closers(scraper, power), writer, reserve)
+            failure = await _wind_up(run_dir, info, state, closing, failure)
     outcome = RunOutcome(run_dir=run_dir, info=info, levels=state.levels)
     if failure is not None:
         raise _write_failed(run_dir, failure, outcome) from None

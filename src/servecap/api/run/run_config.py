@@ -57,6 +57,18 @@ class RunConfig(BaseModel):
     find_cmax: FindCmax | None = None
     # `--gpus`/`--gpu-hour-cost`/`--currency`: stored in run.json's `cost`, not the config
     cost: CostFields | None = Field(default=None, exclude=True)
+    # `--power-metrics`: a DCGM exporter's /metrics, scraped for each level's energy
+    power_metrics: str | None = None
+
+    @field_validator("power_metrics")
+    @classmethod
+    def _check_power(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("expected an http(s) URL of a DCGM exporter's /metrics")
+        return strip_credentials(value.strip())
 
     @field_validator("server_metrics")
     @classmethod
@@ -96,11 +108,14 @@ class RunConfig(BaseModel):
         optional = ("load", "workload", "workers", "ray_address")
         unset = {name for name in optional if getattr(self, name) is None}
         unset = {
-            name for name in ("load", "workload", "find_cmax") if getattr(self, name) is None
+            name for name in ("load", "workload", "find_cmax", "power_metrics")
+            if getattr(self, name) is None
         }
         data = self.model_dump(mode="json", exclude=unset or None)
         client = data["client"]
         assert isinstance(client, dict)
         client["base_url"] = public_url(self.client.base_url)
         data["server_metrics"] = public_url(self.server_metrics)
+        if self.power_metrics is not None:
+            data["power_metrics"] = public_url(self.power_metrics)
         return data
