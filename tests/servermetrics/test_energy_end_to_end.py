@@ -147,3 +147,43 @@ def test_an_uncovered_level_says_why_and_a_covered_one_is_exact(tmp_path: Path) 
     assert energy["energy_j"] == pytest.approx(100.0 * window, rel=1e-3)
     assert energy["j_per_output_token"] == pytest.approx(
         100.0 * window / _tokens(run_dir, 2), rel=1e-3)
+
+
+def test_plan_and_the_report_carry_the_energy(sim_run: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from servecap.cli.main import app
+
+    runner = CliRunner()
+    levels = {lv["concurrency"]: lv["energy"] for lv in _levels(sim_run)}
+    plan = runner.invoke(app, ["plan", str(sim_run), "--format", "json"])
+    assert plan.exit_code == 0, plan.output
+    (run,) = json.loads(plan.output)["runs"]
+    assert [lv["energy"] for lv in run["levels"]] == [levels[1], levels[4]]
+    top = run["energy"]["C_max"]
+    assert top["level"] == f"c={run['c_max']}"
+    assert top["j_per_output_token"] == levels[run["c_max"]]["j_per_output_token"]
+    assert "peak throughput" in run["energy"]
+    table = runner.invoke(app, ["plan", str(sim_run)])
+    assert "Energy (over each level's token window)" in table.output
+    report = runner.invoke(app, ["report", str(sim_run), "--out", str(tmp_path)])
+    assert report.exit_code == 0, report.output
+    md = (tmp_path / "report.md").read_text().replace("\\", "")
+    assert "Energy per level (C_max on P90" in md
+    assert f"{levels[4]['j_per_output_token']:.4f}" in md
+
+
+def test_results_page_shows_the_energy(sim_run: Path) -> None:
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+
+    from tests.ui.conftest import APP_FILE
+
+    at = AppTest.from_file(str(APP_FILE), default_timeout=60)
+    at.session_state["results_dir"] = str(sim_run.parent)
+    at = at.run()
+    at = at.sidebar.radio(key="page").set_value("Results").run()
+    assert not at.exception
+    frame = next(d.value for d in at.dataframe if "J / output token" in d.value.columns)
+    expected = [f"{lv['energy']['j_per_output_token']:.4f}" for lv in _levels(sim_run)]
+    assert list(frame["J / output token"]) == expected

@@ -24,6 +24,7 @@ from servecap.core.numbers import fmt_number
 from servecap.core.summary import LevelSummary
 from servecap.core.text import printable
 from servecap.report.cost_views import COST_HEADER, basis_text, cost_rows
+from servecap.report.energy_views import ENERGY_HEADER, energy_cells
 
 # rich's per-column cost beside the text: one space of padding each side and a rule
 _COLUMN_EXTRA = 3
@@ -222,6 +223,11 @@ def print_plan(console: Console, report: CapacityReport, headline_last: bool = F
             print_table(console, TextTable(
                 f"Cost ({basis_text(run.cost)})", COST_HEADER[1:],
                 [row[1:] for row in cost_rows(run.name, run.cost)], keep=2))
+        if run.energy:
+            print_table(console, TextTable(
+                "Energy (over each level's token window)", ENERGY_HEADER[1:],
+                [[point.get("level", ""), at, *energy_cells(point)]
+                 for at, point in run.energy.items()], keep=2))
         for table in run.kind_tables or []:
             print_table(console, TextTable(table.title, table.header, table.rows,
                                            footer=[table.note] if table.note else []))

@@ -94,3 +94,19 @@ def level_energy(window: dict[str, Any], rows: Sequence[RequestRecord]) -> dict[
         "power_samples_mean_w": sum(inside) / len(inside) if inside else None,
         "j_per_output_token": joules / n if n else None, "from_ns": t0, "to_ns": t1,
     }
+
+
+def energy_at(levels: Sequence[Any], top: Any) -> dict[str, dict[str, Any]] | None:
+    """The energy block at C_max (`top`, the highest level within the SLOs) and at peak
+    throughput (the level of the highest output tok/s), each with its level; None when no
+    level was measured with `--power-metrics`."""
+    if not any(lv.energy for lv in levels):
+        return None
+    rated = [lv for lv in levels if lv.output_tok_s is not None and not lv.partial]
+    peak = max(rated, key=lambda lv: lv.output_tok_s, default=None)
+    out: dict[str, dict[str, Any]] = {}
+    for label, level in (("C_max", next((lv for lv in levels if lv.key == top), None)),
+                         ("peak throughput", peak)):
+        if level is not None and level.energy:
+            out[label] = {"level": str(level.key), **level.energy}
+    return out

@@ -1,5 +1,6 @@
 """GPUs and their price on the Results and Compare pages: the cost at the SLO boundary
-beside peak throughput (Results), which deployment is cheaper per served user (Compare)."""
+beside peak throughput (Results), which deployment is cheaper per served user (Compare);
+and a `--power-metrics` run's energy per level (Results)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from servecap.api.stored.plan import plan_runs
 from servecap.core.config import SLO
 from servecap.core.cost import CostFields
 from servecap.report.cost_views import COST_HEADER, basis_text, cost_rows
+from servecap.report.energy_views import ENERGY_HEADER, energy_rows
 from servecap.storage.run_dir import Run
 from servecap.ui.text import plain
 
@@ -53,3 +55,19 @@ def show_run_cost(run: Run, slo: SLO) -> None:
     st.caption("cost / M output tokens = hourly cost / (output tok/s x 3600) x 1e6; "
                "cost / user / hour = hourly cost / users; peak throughput is where tokens "
                "are cheapest, C_max what the SLO costs.")
+
+
+def show_run_energy(run: Run, slo: SLO) -> None:
+    """Per level mean power, energy and J per output token (`--power-metrics` runs), C_max
+    and peak throughput marked; nothing for a run measured without it."""
+    capacity = plan_runs([run], slo).runs[0]
+    if not capacity.energy:
+        return
+    st.subheader("Energy")
+    marks = {point.get("level", ""): at for at, point in capacity.energy.items()}
+    rows = energy_rows(run.name, run.levels, marks)
+    st.dataframe([dict(zip(ENERGY_HEADER[1:], row[1:], strict=True)) for row in rows],
+                 hide_index=True)
+    st.caption("Energy over each level's token window (first token to last), from the DCGM "
+               "exporter's energy counter; mean power = energy / window; a level the scrapes "
+               "did not cover says why in its note.")

@@ -14,13 +14,14 @@ from servecap.core.cost import CostFields
 from servecap.core.level_key import LevelKey
 from servecap.kinds.base import KindTable
 from servecap.kinds.registry import kind_of
+from servecap.metrics.energy import energy_at
 from servecap.stats.capacity import CapacityPlan, plan_levels
 from servecap.stats.cost import RunCost
 from servecap.storage.runs import Run, load_runs, run_goodput, status_text
 from servecap.storage.verification import load_verification, verification_for
 
 # Keys only a run of a kind with rates has; a closed run's JSON keeps its documented keys.
-RATE_KEYS = ("rate_max", "top_level", "kind_tables", "cost")
+RATE_KEYS = ("rate_max", "top_level", "kind_tables", "cost", "energy")
 
 
 class RunCapacity(BaseModel):
@@ -64,6 +65,9 @@ class RunCapacity(BaseModel):
     # cost at C_max, the verified users and peak throughput (`stats.cost`); absent from the
     # JSON unless GPUs and their price are known (flags, or stored with the run)
     cost: RunCost | None = None
+    # `--power-metrics` runs: the energy block at C_max and at peak throughput, each with
+    # its level (`metrics.energy`); every level's own is in `levels`
+    energy: dict[str, dict[str, Any]] | None = None
 
     @model_serializer(mode="wrap")
     def _rate_keys_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -91,9 +95,10 @@ def _levels(run: Run, plan: CapacityPlan, slo: SLO) -> list[dict[str, Any]]:
         level.key: level.model_dump(mode="json", include={"intervals"})["intervals"]
         for level in run.levels
     }
+    energy = {level.key: {"energy": level.energy} for level in run.levels if level.energy}
     return [
         {**verdict.model_dump(mode="json"), "intervals": intervals.get(verdict.level),
-         **goodput.get(verdict.level, {})}
+         **goodput.get(verdict.level, {}), **energy.get(verdict.level, {})}
         for verdict in plan.levels
     ]
 
@@ -148,6 +153,7 @@ def run_capacity(
         top_level=str(plan.top) if plan.top is not None and plan.rate_max is not None else None,
         kind_tables=[t for lv in run.levels for t in kind_of(lv.key).tables(lv, slo)] or None,
         cost=boundary_cost(run, plan, slo, verified, cost or CostFields()),
+        energy=energy_at(run.levels, plan.top),
         **verified,
     )
 
