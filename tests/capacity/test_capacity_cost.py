@@ -46,3 +46,11 @@ def test_bad_cost_is_exit_2_before_any_load(tmp_path: Path, args: list[str], fla
                                       "--out", str(tmp_path / "out"), *args])
     assert result.exit_code == 2 and flag in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_power_url_that_is_not_one_is_exit_2(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["capacity", "--base-url", "http://127.0.0.1:9/v1",
+                                      "--out", str(tmp_path / "out"),
+                                      "--power-metrics", "dcgm:9400"])
+    assert result.exit_code == 2 and "--power-metrics" in result.output
+    assert not (tmp_path / "out").exists()

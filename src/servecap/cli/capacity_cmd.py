@@ -120,6 +120,9 @@ def capacity(
     gpus: GpusOption = None,
     gpu_hour_cost: GpuHourCostOption = None,
     currency: CurrencyOption = None,
+    power_metrics: Annotated[str | None, typer.Option(
+        help="A DCGM exporter's /metrics URL: each probe's power, energy and J per token")
+    ] = None,
 ) -> None:
     """Find how many users a server holds within the SLOs, in one run.
 
@@ -149,7 +152,7 @@ def capacity(
         stall_timeout=CLIENT.stall_timeout_s, connect_timeout=CLIENT.connect_timeout_s,
         name=name, out=out / "runs", seed=RUN.seed, api_key_env=api_key_env, headers=headers,
         extra_body=parse_extra_body(extra_body), insecure=insecure, ca_bundle=ca_bundle,
-        notes=None, **config_fields(workers, None), cost=cost,
+        notes=None, **config_fields(workers, None), cost=cost, power_metrics=power_metrics,
     )
     wf.check_source(config)
     answer = _run(config, options, Secrets.from_env(api_key_env, headers), out)
