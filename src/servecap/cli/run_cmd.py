@@ -56,7 +56,7 @@ RUN_FLAGS = {
     # the CLI's load plan is the closed sweep these define, or a replay of --trace
     "load": "--concurrency/--rounds/--trace",
     "server_metrics": "--server-metrics", "metrics_hz": "--metrics-hz",
-    "power_metrics": "--power-metrics",
+    "power_metrics": "--power-metrics", "cost": "--gpus/--gpu-hour-cost/--currency",
     "workers": "--workers", "ray_address": "--ray", "outage_s": "--outage-s",
     "find_cmax": "--find-cmax/--budget",
     "client.base_url": "--base-url", "client.api_key_env": "--api-key-env",
