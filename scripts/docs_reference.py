@@ -177,6 +177,10 @@ SUMMARY_DESCRIPTIONS: list[tuple[str, str]] = [
      "resamples, method}}}` for the mean and P90 of TTFT (ms), TPS and latency (s)"),
     (r"kind_block", "summary.json only: the load kind's own block (e.g. a rate shape's time "
      "windows)"),
+    (r"energy", "summary.json only, `--power-metrics` runs: `{power_mean_w, "
+     "power_samples_mean_w, energy_j, j_per_output_token, output_tokens, window_s, from_ns, "
+     "to_ns, scrapes, errors, gpus}` over the level's token window, or `note` saying why "
+     "not (docs/how-to/energy.md)"),
     (r"users", "sessions: the level's users N"),
     (r"think_time_mean_s", "sessions: mean drawn think time Z"),
     (r"think_lag_mean_s", "sessions: how much longer than its drawn think a user took to "

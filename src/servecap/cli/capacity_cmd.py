@@ -29,6 +29,12 @@ from servecap.cli.common import (
     fail_input,
     user_errors,
 )
+from servecap.cli.cost_flags import (
+    CurrencyOption,
+    GpuHourCostOption,
+    GpusOption,
+    cost_fields,
+)
 from servecap.cli.run_cmd import (
     CLIENT,
     RUN,
@@ -40,6 +46,7 @@ from servecap.cli.run_cmd import (
 from servecap.cli.run_flags_workers import WorkersOption, config_fields
 from servecap.core.secrets import Secrets
 from servecap.core.validation import user_input_error
+from servecap.report.cost_views import COST_HEADER, basis_text, cost_rows
 from servecap.storage.capacity_answer import CapacityAnswer
 
 OPTIONS = CapacityOptions()
@@ -113,6 +120,12 @@ def capacity(
     out: Annotated[Path, typer.Option(help="Output directory")] = Path("capacity-output"),
     output_format: Annotated[str, typer.Option(
         "--format", help="text or json (the answer on stdout)")] = "text",
+    gpus: GpusOption = None,
+    gpu_hour_cost: GpuHourCostOption = None,
+    currency: CurrencyOption = None,
+    power_metrics: Annotated[str | None, typer.Option(
+        help="A DCGM exporter's /metrics URL: each probe's power, energy and J per token")
+    ] = None,
 ) -> None:
     """Find how many users a server holds within the SLOs, in one run.
 
@@ -129,6 +142,7 @@ def capacity(
         max_concurrency=max_concurrency,
         users_duration_s=users_duration,
     ))
+    cost = cost_fields(gpus, gpu_hour_cost, currency)
     headers = parse_headers(header or [])
     workload = wf.WorkloadFlags(input_tokens, output_tokens, dataset, dataset_format,
                                 tokenizer, prefix_tokens, prefix_groups, None, "auto", "1",
@@ -142,6 +156,7 @@ def capacity(
         name=name, out=out / "runs", seed=RUN.seed, api_key_env=api_key_env, headers=headers,
         extra_body=parse_extra_body(extra_body), insecure=insecure, ca_bundle=ca_bundle,
         notes=None, **config_fields(workers, None), reset_prefix_cache=reset_prefix_cache,
+        cost=cost, power_metrics=power_metrics,
     )
     wf.check_source(config)
     answer = _run(config, options, Secrets.from_env(api_key_env, headers), out)
@@ -184,6 +199,11 @@ def _print(answer: CapacityAnswer, output_format: str) -> None:
               f"{row.verdict}")
     if answer.diagnosis:
         print(f"failures: {answer.diagnosis}")
+    if answer.cost is not None:
+        print(f"cost ({basis_text(answer.cost)}):")
+        for cells in cost_rows(answer.deployment, answer.cost):
+            print("  " + "; ".join(f"{k} {v}" for k, v in zip(COST_HEADER[1:], cells[1:],
+                                                                 strict=True)))
     for label, path in (("probes", answer.probe_run), ("users", answer.users_run)):
         if path:
             print(f"{label} run: {path}")

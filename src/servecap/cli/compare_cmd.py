@@ -30,6 +30,12 @@ from servecap.cli.common import (
     slo_from_flags,
     user_errors,
 )
+from servecap.cli.cost_flags import (
+    CurrencyOption,
+    GpuHourCostOption,
+    GpusOption,
+    cost_fields,
+)
 from servecap.core.config import parse_levels
 from servecap.core.errors import UserInputError
 from servecap.core.text import printable
@@ -127,6 +133,11 @@ def compare(
     outage_s: Annotated[float, typer.Option(
         help="Stop the comparison (exit 1, kept) once a target has answered only failures "
              "for this long, s")] = RUN.outage_s,
+    gpus: GpusOption = None,
+    gpu_hour_cost: GpuHourCostOption = None,
+    currency: CurrencyOption = None,
+    target_gpus: Annotated[list[str] | None, typer.Option(
+        "--target-gpus", help="NAME=N: this target's GPUs (over --gpus)")] = None,
 ) -> None:
     """Compare deployments fairly: interleaved levels, repeats, differences with intervals.
 
@@ -139,7 +150,9 @@ def compare(
     from servecap.api.comparison.run import run_comparison
     from servecap.api.comparison.targets import build_targets
 
-    targets = build_targets(target or [], target_model or [], target_extra_body or [])
+    targets = build_targets(target or [], target_model or [], target_extra_body or [],
+                            target_gpus or [])
+    cost = cost_fields(gpus, gpu_hour_cost, currency)
     if repeats < 1:
         raise UserInputError(f"invalid --repeats {repeats}: at least 1")
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
@@ -152,6 +165,7 @@ def compare(
     )
     workload = _workload(flags, rounds, warmup, out, model, extra_body, outage_s,
                          reset_prefix_cache)
+    workload.cost = cost
     names = [t.name for t in targets]
     pairs = [parse_pair(text, names) for text in pair or []]
     config = CompareConfig(targets, workload, repeats, allow_different_models, slo,
@@ -162,6 +176,10 @@ def compare(
         print("interrupted: the slots finished so far are kept", file=sys.stderr)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     print(f"comparison: {outcome.path}")
-    for head in outcome.file.headlines:
-        for line in head["sentences"]:
+    from servecap.api.comparison.cost import cost_lines
+
+    priced = cost_lines(outcome.file.headlines, outcome.file.pairs, config)
+    for head, extra in zip(outcome.file.headlines, priced, strict=False):
+        first, *rest = head["sentences"] or [""]
+        for line in [first, *extra, *rest]:
             print(f"  {printable(line)}")

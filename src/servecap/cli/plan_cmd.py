@@ -24,6 +24,12 @@ from servecap.cli.common import (
     slo_from_flags,
     user_errors,
 )
+from servecap.cli.cost_flags import (
+    CurrencyOption,
+    GpuHourCostOption,
+    GpusOption,
+    cost_fields,
+)
 from servecap.cli.tables import levels_table, print_plan, print_table
 from servecap.core.text import printable
 
@@ -39,12 +45,17 @@ def plan(
     include_partial: Annotated[
         bool, typer.Option(help="Let levels a stopped run did not finish count for C_max")
     ] = False,
+    gpus: GpusOption = None,
+    gpu_hour_cost: GpuHourCostOption = None,
+    currency: CurrencyOption = None,
 ) -> None:
-    """SLO matrix, C_max and users (Little's law) for each run."""
+    """SLO matrix, C_max and users (Little's law) for each run; with GPUs and their price
+    (flags, or stored with the run), the cost at C_max, the verified users and peak."""
     if format not in ("table", "json"):
         raise fail_input(f"invalid --format {format!r}: use table or json")
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
-    report = plan_runs(load_runs(runs), slo, include_partial)
+    cost = cost_fields(gpus, gpu_hour_cost, currency)
+    report = plan_runs(load_runs(runs), slo, include_partial, cost)
     if format == "json":
         print(report.model_dump_json(indent=2, include={"runs"}))
         return

@@ -18,6 +18,13 @@ from servecap.cli.common import (
     slo_from_flags,
     user_errors,
 )
+from servecap.cli.cost_flags import (
+    CurrencyOption,
+    GpuHourCostOption,
+    GpusOption,
+    cost_fields,
+)
+from servecap.core.cost import CostFields
 from servecap.core.errors import UserInputError
 from servecap.core.text import printable
 
@@ -33,13 +40,13 @@ PREDICT_HELP = (
 
 def report_options(
     title: str | None, pairs: list[str], ttft_slo_ms: float, tps_slo: float,
-    think_time_s: float, stat: StatChoice,
+    think_time_s: float, stat: StatChoice, cost: CostFields | None = None,
 ) -> ReportOptions:
     """ReportOptions from the flags; bad values raise UserInputError with one message."""
     from servecap.api.stored.report import ReportOptions
 
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
-    options = ReportOptions(pairs=list(pairs), slo=slo)
+    options = ReportOptions(pairs=list(pairs), slo=slo, cost=cost or CostFields())
     if title:
         options.title = title
     return options
@@ -61,12 +68,19 @@ def report(
     compare: Annotated[bool, typer.Option(
         "--compare", help="Require the runs to be comparable (same workload)")] = False,
     predict: Annotated[str | None, typer.Option("--predict", help=PREDICT_HELP)] = None,
+    gpus: GpusOption = None,
+    gpu_hour_cost: GpuHourCostOption = None,
+    currency: CurrencyOption = None,
 ) -> None:
-    """Compare runs: report.html, report.md, charts/, tables/ and results.zip in --out."""
+    """Compare runs: report.html, report.md, charts/, tables/ and results.zip in --out.
+
+    With GPUs and their price (flags, or stored with each run) the capacity section adds
+    the cost at C_max, at the verified users and at peak throughput."""
     from servecap.api.comparison.report import compared_report, report_runs
     from servecap.api.stored.report import write_report
 
-    options = report_options(title, pair or [], ttft_slo_ms, tps_slo, think_time_s, stat)
+    cost = cost_fields(gpus, gpu_hour_cost, currency)
+    options = report_options(title, pair or [], ttft_slo_ms, tps_slo, think_time_s, stat, cost)
     profile = None
     if predict is not None:
         from servecap.api.predict.predict import predicting_profile

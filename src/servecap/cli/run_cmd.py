@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from servecap.api.run.find_cmax import refinement_line
 from servecap.api.run.run import RunOutcome, run_benchmark_async
 from servecap.api.run.run_config import RunConfig
+from servecap.cli import cost_flags
 from servecap.cli import run_flags_cmax as cf
 from servecap.cli import run_flags_load as lf
 from servecap.cli import run_flags_open as op
@@ -56,6 +57,7 @@ RUN_FLAGS = {
     # the CLI's load plan is the closed sweep these define, or a replay of --trace
     "load": "--concurrency/--rounds/--trace",
     "server_metrics": "--server-metrics", "metrics_hz": "--metrics-hz",
+    "power_metrics": "--power-metrics", "cost": "--gpus/--gpu-hour-cost/--currency",
     "workers": "--workers", "ray_address": "--ray", "outage_s": "--outage-s",
     "find_cmax": "--find-cmax/--budget", **pc.FLAGS,
     "client.base_url": "--base-url", "client.api_key_env": "--api-key-env",
@@ -185,6 +187,7 @@ def build_config(**kw: Any) -> RunConfig:
             workers=kw.get("workers"), ray_address=kw.get("ray_address"),
             find_cmax=kw.get("find_cmax"), outage_s=kw.get("outage_s", RUN.outage_s),
             reset_prefix_cache=kw.get("reset_prefix_cache", RUN.reset_prefix_cache),
+            cost=kw.get("cost"), power_metrics=kw.get("power_metrics"),
         )
     except ValidationError as exc:
         raise user_input_error(exc, RUN_FLAGS) from exc
@@ -299,6 +302,12 @@ def run(
     outage_s: Annotated[float, typer.Option(
         help="Stop the run (exit 1, kept) once only failures have ended for this long, s")
     ] = RUN.outage_s,
+    gpus: cost_flags.GpusOption = None,
+    gpu_hour_cost: cost_flags.GpuHourCostOption = None,
+    currency: cost_flags.CurrencyOption = None,
+    power_metrics: Annotated[str | None, typer.Option(
+        help="A DCGM exporter's /metrics URL: each level's power, energy and J per token")
+    ] = None,
 ) -> None:
     """Sweep a server and save the run: concurrency, --rate, --users, --trace or --load.
 
@@ -333,6 +342,7 @@ def run(
         ca_bundle=ca_bundle, notes=notes, server_metrics=server_metrics, metrics_hz=metrics_hz,
         **wk.config_fields(workers, ray),
         find_cmax=search, outage_s=outage_s, reset_prefix_cache=reset_prefix_cache,
+        cost=cost_flags.cost_fields(gpus, gpu_hour_cost, currency), power_metrics=power_metrics,
     )
     wf.check_source(config)
     console = Console(stderr=True)

@@ -23,6 +23,8 @@ from servecap.core.level_key import LevelKey, format_value
 from servecap.core.numbers import fmt_number
 from servecap.core.summary import LevelSummary
 from servecap.core.text import printable
+from servecap.report.cost_views import COST_HEADER, basis_text, cost_rows
+from servecap.report.energy_views import ENERGY_HEADER, energy_cells
 
 # rich's per-column cost beside the text: one space of padding each side and a rule
 _COLUMN_EXTRA = 3
@@ -217,6 +219,15 @@ def print_plan(console: Console, report: CapacityReport, headline_last: bool = F
         _print_headline(console, report)
     for run in report.runs:
         print_table(console, capacity_table(run, report.slo.statistic))
+        if run.cost is not None:
+            print_table(console, TextTable(
+                f"Cost ({basis_text(run.cost)})", COST_HEADER[1:],
+                [row[1:] for row in cost_rows(run.name, run.cost)], keep=2))
+        if run.energy:
+            print_table(console, TextTable(
+                "Energy (over each level's token window)", ENERGY_HEADER[1:],
+                [[point.get("level", ""), at, *energy_cells(point)]
+                 for at, point in run.energy.items()], keep=2))
         for table in [*(run.kind_tables or []), *filter(None, [run.prefix_table])]:
             print_table(console, TextTable(table.title, table.header, table.rows,
                                            footer=[table.note] if table.note else []))

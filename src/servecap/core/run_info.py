@@ -45,6 +45,11 @@ class RunInfo(BaseModel):
     # The prefix cache (`--reset-prefix-cache`, `--prefix-hit-rate`): the reset asked for and
     # what was done about it, the hit rate the prompts were built for; empty when neither.
     prefix_cache: dict[str, Any] = Field(default_factory=dict)
+    # `--gpus`, `--gpu-hour-cost`, `--currency` as given to `run` (`core.cost.CostFields`);
+    # empty for runs without them and for runs recorded before them
+    cost: dict[str, Any] = Field(default_factory=dict)
+    # `--power-metrics`: the DCGM exporter's scraper (url, hz, scrapes, errors by kind)
+    power_metrics: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def insecure(self) -> bool:

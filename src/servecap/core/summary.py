@@ -201,6 +201,9 @@ class LevelSummary(BaseModel):
     # The level's kind's own block (`LoadKind.summary_fields`), e.g. a rate shape's time
     # windows: summary.json only, and absent for kinds that keep none.
     kind_block: dict[str, Any] | None = None
+    # `--power-metrics`: the level's energy over its token window (`metrics.energy`: W, J,
+    # J per output token, or a `note` saying why not); summary.json only, absent without it
+    energy: dict[str, Any] | None = None
     # Sessions levels only (`metrics.sessions_level`): users N, mean drawn think time Z,
     # mean latency R of the turns, measured mean concurrency over the window, the law's
     # N * R / (R + Z) and (measured - law) / law, and mean TTFT (ms) by turn index. The law's
@@ -252,7 +255,8 @@ class LevelSummary(BaseModel):
     def stored(self) -> dict[str, Any]:
         """The row as written to summary.json/csv: only the key fields its kind uses."""
         data = self.model_dump(mode="json")
-        for name in ("concurrency", "level", "kind_block", *SCHEDULE_COLUMNS, *WORKER_COLUMNS):
+        for name in ("concurrency", "level", "kind_block", "energy", *SCHEDULE_COLUMNS,
+                     *WORKER_COLUMNS):
             if data[name] is None:
                 del data[name]
         return data
@@ -271,7 +275,7 @@ class LevelSummary(BaseModel):
 # a summary holding other kinds' levels adds `level` and the schedule columns
 # (`summary_columns`).
 # `intervals` is nested and lives in summary.json only, so the CSV keeps its columns.
-_JSON_ONLY: frozenset[str] = frozenset({"intervals", "kind_block", *WORKER_COLUMNS})
+_JSON_ONLY: frozenset[str] = frozenset({"intervals", "kind_block", "energy", *WORKER_COLUMNS})
 # Columns only a sessions level fills: in the CSV of runs that have such levels.
 SESSION_COLUMNS: tuple[str, ...] = (
     "users", "think_time_mean_s", "think_lag_mean_s", "response_mean_s", "mean_concurrency",

@@ -15,6 +15,7 @@ from servecap.core.summary import DISTRIBUTION_METRICS, HIGHER_IS_BETTER, LevelS
 from servecap.kinds.base import LoadKind
 from servecap.kinds.registry import kind_of
 from servecap.kinds.window import Window, Windowed, apply_window
+from servecap.metrics.energy import POWER_WINDOW, level_energy
 from servecap.metrics.intervals import level_intervals
 from servecap.metrics.lengths import lateness_fields, length_fields, length_histograms
 from servecap.metrics.prefix_hits import prefix_fields
@@ -102,6 +103,12 @@ def summarise_level(
     fields["length_histograms"] = length_histograms(rows)
     fields.update(kind.summary_fields(key, every))
     extra = _observed_fields(observed)
+    power = extra.pop(POWER_WINDOW, None)  # raw readings: the level's energy from them
+    if isinstance(power, dict):
+        # every token the level's requests received, a window's left-outs too: they drew power
+        fields["energy"] = energy = level_energy(power, [r for r in every if not r.warmup])
+        if "note" in energy:
+            fields["warnings"] = [*fields["warnings"], f"energy not reported: {energy['note']}"]
     fields.update(extra)
     prefix = prefix_fields(rows, extra)
     fields["warnings"] = [*fields["warnings"], *prefix.pop("warnings")]

@@ -71,6 +71,7 @@ def run_meta(run: Run, name: str) -> RunMeta:
         n_requests=sum(counts) if counts else None,
         levels=list(run.levels),
         server_metrics=dict(info.server_metrics),
+        cost=dict(info.cost),
         timeline=build_timeline(run),
     )
 

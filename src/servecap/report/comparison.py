@@ -17,7 +17,9 @@ from pydantic import BaseModel, Field
 
 from servecap.analysis.capacity_delta import Capacity, Headline
 from servecap.analysis.comparison import PairComparison
+from servecap.analysis.cost_delta import CostDelta, cost_delta
 from servecap.core.config import SLO
+from servecap.core.cost import CostBasis
 from servecap.core.summary import LevelSummary
 from servecap.kinds.registry import kind_of
 from servecap.stats.difference import Bounds, Difference
@@ -69,6 +71,31 @@ class VerdictRow(BaseModel):
     cells: list[str]
 
 
+class PairCost(BaseModel):
+    """Which target is cheaper per served user (`analysis.cost_delta`)."""
+
+    currency: str
+    per_user_hour: list[Interval]  # A, then B
+    difference: Interval  # B - A
+    cheaper: str  # a target's name, or "undecided"
+
+
+def _pair_cost(delta: CostDelta | None) -> PairCost | None:
+    if delta is None:
+        return None
+    who = {"a": delta.a, "b": delta.b}.get(delta.cheaper, "undecided")
+    return PairCost(currency=delta.currency,
+                    per_user_hour=[_span(c.estimate, c.low, c.high)
+                                   for c in (delta.a_cost, delta.b_cost)],
+                    difference=_span(delta.difference.estimate, delta.difference.low,
+                                     delta.difference.high),
+                    cheaper=who)
+
+
+def _confidence(pair: PairComparison) -> float:
+    return next((d.confidence for lv in pair.levels for d in lv.diffs.values()), 0.95)
+
+
 class PairSection(BaseModel):
     a: str
     b: str
@@ -81,6 +108,8 @@ class PairSection(BaseModel):
     users_difference: Interval | None = None
     speedups: list[LevelPoint] = Field(default_factory=list)
     break_even: Interval | None = None
+    # cost per served user-hour (A, then B) and B - A, where both have GPUs and a price
+    cost: PairCost | None = None
 
 
 class ComparisonSection(BaseModel):
@@ -148,7 +177,7 @@ def _capacity(cap: Capacity, levels: Sequence[LevelSummary], stat: str) -> Targe
 
 def _pair_section(
     pair: PairComparison, head: Headline, levels_of: Mapping[str, Sequence[LevelSummary]],
-    stat: str,
+    stat: str, costs: Mapping[str, CostBasis | None],
 ) -> PairSection:
     speedups = [
         LevelPoint(level=float(s.level.value), label=str(s.level),
@@ -160,12 +189,16 @@ def _pair_section(
         even = _span(head.break_even, head.break_even_low, head.break_even_high)
     capacity = [_capacity(c, levels_of.get(c.name, []), stat) for c in (head.a, head.b)]
     header, verdicts = _verdicts(pair, stat)
+    delta = cost_delta(head.a, head.b, costs.get(head.a.name), costs.get(head.b.name))
+    sentences = list(head.sentences)
+    if delta is not None:  # after the users sentence it prices
+        sentences.insert(1, delta.sentence(_confidence(pair)))
     return PairSection(
         a=head.a.name, b=head.b.name, interleaved=head.interleaved,
-        sentences=list(head.sentences), lines=_lines(head.sentences, capacity),
+        sentences=sentences, lines=_lines(sentences, capacity),
         capacity=capacity,
         users_difference=_interval(head.users_difference), speedups=speedups,
-        break_even=even, verdict_header=header, verdicts=verdicts,
+        break_even=even, verdict_header=header, verdicts=verdicts, cost=_pair_cost(delta),
     )
 
 
@@ -228,13 +261,14 @@ def _series(pairs: Sequence[PairComparison], stat: str) -> dict[str, dict[str, l
 def comparison_section(
     pairs: Sequence[PairComparison], heads: Sequence[Headline], slo: SLO, method: str,
     levels_of: Mapping[str, Sequence[LevelSummary]], repeats: int | None = None,
-    schedule: str = "interleaved",
+    schedule: str = "interleaved", costs: Mapping[str, CostBasis | None] | None = None,
 ) -> ComparisonSection:
-    """The section from the pairs and their headlines (in the same order)."""
+    """The section from the pairs and their headlines (in the same order); `costs`: each
+    target's GPUs and price, for which one is cheaper per served user."""
     return ComparisonSection(
         interleaved=all(p.interleaved for p in pairs), statistic=slo.statistic, slo=slo,
         method=method,
-        pairs=[_pair_section(p, h, levels_of, slo.statistic)
+        pairs=[_pair_section(p, h, levels_of, slo.statistic, costs or {})
                for p, h in zip(pairs, heads, strict=True)],
         series=_series(pairs, slo.statistic), repeats=repeats, schedule=schedule,
     )

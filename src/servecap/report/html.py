@@ -10,6 +10,8 @@ from servecap.core.summary import LevelSummary
 from servecap.core.text import clean_text, clean_tree
 from servecap.kinds.registry import kind_of
 from servecap.report import views
+from servecap.report.cost_views import cost_tables
+from servecap.report.energy_views import energy_tables
 from servecap.report.kind_views import kind_chart_ids, kind_tables
 from servecap.report.model import ReportModel
 from servecap.report.predicted_views import predicted_tables
@@ -96,6 +98,8 @@ def _views(model: ReportModel) -> dict[str, Any]:
         "slo": [views.slo_table(model, s) for s in ("p90", "mean")],
         "capacity": [
             *(views.capacity_table(model, s) for s in ("p90", "mean")),
+            *cost_tables(model),
+            *energy_tables(model),
             *uncertainty_tables(model),
             *predicted_tables(model.predicted),
         ],

@@ -12,6 +12,8 @@ import html
 from servecap.analysis import Finding
 from servecap.report import views
 from servecap.report.comparison_md import comparison_markdown
+from servecap.report.cost_views import cost_tables
+from servecap.report.energy_views import energy_tables
 from servecap.report.kind_views import kind_chart_ids, kind_tables
 from servecap.report.md_text import md
 from servecap.report.model import ReportModel
@@ -122,6 +124,7 @@ def render_markdown(model: ReportModel) -> str:
         "",
         *_table(views.capacity_table(model, "p90")),
         *_table(views.capacity_table(model, "mean")),
+        *(line for t in [*cost_tables(model), *energy_tables(model)] for line in _table(t)),
         *(line for t in uncertainty_tables(model) for line in _table(t)),
         *(line for t in predicted_tables(model.predicted) for line in _table(t)),
         *_findings(a.section("capacity")),

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from servecap.analysis import Analysis, Finding
 from servecap.core.config import SLO
+from servecap.core.cost import CostFields
 from servecap.core.summary import LevelSummary
 from servecap.report.comparison import ComparisonSection
 from servecap.report.predicted import PredictedRun
@@ -23,6 +24,8 @@ class ReportOptions(BaseModel):
     low_load_max: int = 8
     high_load_above: int = 16
     reference: dict[str, str] = Field(default_factory=dict)  # scenario -> a published choice
+    # `--gpus`/`--gpu-hour-cost`/`--currency`, over each run's stored cost (report.cost_views)
+    cost: CostFields = Field(default_factory=CostFields)
 
 
 class RunMeta(BaseModel):
@@ -43,6 +46,7 @@ class RunMeta(BaseModel):
     n_requests: int | None
     levels: list[LevelSummary]
     server_metrics: dict[str, Any] = Field(default_factory=dict)  # run.json's scrape status
+    cost: dict[str, Any] = Field(default_factory=dict)  # run.json's cost flags, as given
     timeline: Timeline | None = None  # client and server on one clock (scraped runs only)
 
 

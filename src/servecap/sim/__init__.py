@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     )
     from servecap.sim.profiles.tomlout import profile_to_toml
     from servecap.sim.server.app import SIM_VERSION
+    from servecap.sim.server.power import PowerModel
     from servecap.sim.server.runner import (
         SimProcessHandle,
         SimServerHandle,
@@ -70,6 +71,7 @@ _WHERE = {
     "load_profile_file": "profiles",
     "profile_to_toml": "profiles.tomlout",
     "SIM_VERSION": "server.app",
+    "PowerModel": "server.power",
     "SimProcessHandle": "server.runner",
     "SimServerHandle": "server.runner",
     "start_server_in_thread": "server.runner",
@@ -82,6 +84,7 @@ __all__ = [
     "SIM_VERSION",
     "CalibrationInputError",
     "ModelParams",
+    "PowerModel",
     "Profile",
     "ProfileError",
     "Request",

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from servecap.core.config import SLO
 from servecap.core.errors import DataFormatError
+from servecap.stats.cost import RunCost
 from servecap.storage.safe_files import make_dir, read_text_file, write_atomic
 
 Status = Literal["found", "slo_missed_at_1", "not_bounded", "client_bound"]
@@ -64,6 +65,8 @@ class CapacityAnswer(BaseModel):
     probe_run: str | None = None
     users_run: str | None = None
     max_concurrency: int | None = None  # the search's cap (absent in answers before it)
+    # `--gpus`/`--gpu-hour-cost`: cost at C_max, the verified users and peak (`stats.cost`)
+    cost: RunCost | None = None
 
     def sentence(self) -> str:
         """The answer in one sentence."""

@@ -21,6 +21,7 @@ from servecap.kinds.registry import KINDS, load_from_text
 from servecap.report.charts_compare import section_charts
 from servecap.report.charts_plotly import figure
 from servecap.ui.compare_jobs import CompareJobs
+from servecap.ui.cost_panel import cost_inputs
 from servecap.ui.labels import message_of
 from servecap.ui.text import plain
 
@@ -76,7 +77,8 @@ def _headline(comp_dir: Path, slo: SLO) -> None:
     if found is None or not found.pairs:
         st.info("This comparison has no finished pair yet.")
         return
-    section = section_of(found, runs, slo)
+    st.caption("GPUs and price (each target's stored ones count where these are empty):")
+    section = section_of(found, runs, slo, cost_inputs("compare-cost"))
     st.caption(plain(section.setting()))
     for pair in section.pairs:
         st.markdown(f"**{plain(pair.b)} vs {plain(pair.a)}**")

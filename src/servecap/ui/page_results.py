@@ -12,6 +12,7 @@ from servecap.api.stored.plan import RunCapacity, plan_runs
 from servecap.api.stored.runs import RunIndex, capacity_sentence, scan_results
 from servecap.core.config import SLO
 from servecap.storage.run_dir import Run
+from servecap.ui.cost_panel import show_run_cost, show_run_energy
 from servecap.ui.predict_panel import predict_panel
 from servecap.ui.report_view import (
     SINGLE_RUN_CHARTS,
@@ -160,6 +161,9 @@ def render_results_page(results: Path, slo: SLO) -> None:
     # then the detail (every level's numbers, the prediction beside them, the findings)
     st.subheader("Capacity")
     show_capacity(run, slo)
+    st.subheader("Cost")
+    show_run_cost(run, slo)
+    show_run_energy(run, slo)
     model = report_model([run], slo, title=run.name)
     if model is not None:
         st.subheader("Charts")

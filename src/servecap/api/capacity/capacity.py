@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
+from servecap.api.capacity.cost import price_answer
 from servecap.api.capacity.diagnosis import diagnose
 from servecap.api.capacity.probe_rule import ProbeSettings
 from servecap.api.capacity.search_plan import CapacitySearch, MeasuredProbe
@@ -146,6 +147,7 @@ def find_capacity(
     answer = _answer(config, options, slo, search, watch, started)
     if options.verify:
         answer = verify_answer(answer, options, secrets, progress)
+    answer = price_answer(answer, config.cost)
     write_answer(out, answer)
     return answer
 

@@ -20,6 +20,7 @@ from servecap.analysis.comparison import PairComparison, Repeats, compare_target
 from servecap.api.comparison.store import METHOD, is_comparison, read_comparison, reanalyse_pairs
 from servecap.api.stored.report import ReportModel, ReportOptions, build_report
 from servecap.core.config import SLO
+from servecap.core.cost import CostFields
 from servecap.core.errors import SettingError, UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.report.comparison import ComparisonSection, comparison_section
@@ -115,11 +116,16 @@ def find_comparison(
     return Compared(pairs, [headline(p, slo) for p in pairs], repeats=1)
 
 
-def section_of(compared: Compared, runs: Sequence[Run], slo: SLO) -> ComparisonSection:
-    """The report's comparison section, small-sample warnings from the runs' levels."""
+def section_of(
+    compared: Compared, runs: Sequence[Run], slo: SLO, cost: CostFields | None = None
+) -> ComparisonSection:
+    """The report's comparison section, small-sample warnings from the runs' levels, and
+    the cost per served user where each run's GPUs and price are known (`cost` over each
+    run's stored ones)."""
     levels_of = {run.name: run.levels for run in runs}
+    costs = {run.name: (cost or CostFields()).over(run.info.cost) for run in runs}
     return comparison_section(compared.pairs, compared.heads, slo, METHOD, levels_of,
-                              compared.repeats, compared.schedule)
+                              compared.repeats, compared.schedule, costs)
 
 
 def compared_report(
@@ -128,7 +134,7 @@ def compared_report(
 ) -> tuple[ReportModel, ComparisonSection | None]:
     """The report's model, leading with the runs' comparison when there is one."""
     found = find_comparison(paths, runs, options.slo, require=require)
-    section = section_of(found, runs, options.slo) if found else None
+    section = section_of(found, runs, options.slo, options.cost) if found else None
     return build_report(list(runs), options, section), section
 
 

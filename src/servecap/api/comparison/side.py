@@ -32,6 +32,7 @@ from servecap.api.run.run import new_run_info
 from servecap.api.run.run_config import RunConfig
 from servecap.api.run.workload import build_source, client_extra_body
 from servecap.client.http import StreamingClient, make_session
+from servecap.core.cost import CostFields
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.run_info import RunInfo
@@ -89,12 +90,20 @@ class Side:
                 "model": self.info.config.get("model") if self.info else None}
 
 
+def target_cost(shared: CostFields | None, target: Target) -> CostFields | None:
+    """`--gpus`/`--gpu-hour-cost` for every target, this target's `--target-gpus` over."""
+    if target.gpus is None:
+        return shared
+    return (shared or CostFields()).model_copy(update={"gpus": target.gpus})
+
+
 def new_side(base: RunConfig, target: Target, url: str) -> Side:
     """The target's own config (name, model, URL, extra body over the shared workload)."""
     client = base.client.model_copy(update={"base_url": url})
     own = base.model_copy(update={
         "name": target.name, "model": target.model or base.model, "client": client,
         "extra_body": {**base.extra_body, **target.extra_body},
+        "cost": target_cost(base.cost, target),
     })
     bare, secrets = split_url_credentials(own.client, Secrets.from_env(base.client.api_key_env))
     return Side(target, own.model_copy(update={"client": bare}), secrets)

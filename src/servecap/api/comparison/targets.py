@@ -15,6 +15,7 @@ from typing import Any
 
 from servecap.core import json_input
 from servecap.core.config import validate_base_url
+from servecap.core.cost import MAX_GPUS
 from servecap.core.errors import SettingError, bad_setting
 from servecap.core.urls import public_url
 
@@ -31,6 +32,7 @@ class Target:
     sim_slowdown: float = 1.0
     model: str | None = None
     extra_body: dict[str, Any] = field(default_factory=dict)
+    gpus: float | None = None  # `--target-gpus`: over `--gpus` for this target's cost
 
     def describe(self) -> str:
         if self.sim_profile:
@@ -83,7 +85,8 @@ def _per_target(items: Sequence[str], setting: str, names: set[str]) -> dict[str
 
 
 def build_targets(
-    specs: Sequence[str], models: Sequence[str] = (), extra_bodies: Sequence[str] = ()
+    specs: Sequence[str], models: Sequence[str] = (), extra_bodies: Sequence[str] = (),
+    gpus: Sequence[str] = (),
 ) -> list[Target]:
     """The targets from the flags: at least two, uniquely named."""
     targets = [parse_target(spec) for spec in specs]
@@ -98,7 +101,19 @@ def build_targets(
         next(t for t in targets if t.name == target_name).model = model
     for target_name, body in _per_target(extra_bodies, "target_extra_body", names).items():
         next(t for t in targets if t.name == target_name).extra_body = _json_object(body)
+    for target_name, count in _per_target(gpus, "target_gpus", names).items():
+        next(t for t in targets if t.name == target_name).gpus = _gpus(count)
     return targets
+
+
+def _gpus(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= MAX_GPUS:
+        raise bad_setting("target_gpus", f"{text[:40]!r}: a GPU count above 0", "invalid ")
+    return value
 
 
 def _json_object(text: str) -> dict[str, Any]:

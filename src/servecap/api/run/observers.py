@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from servecap.api.run.power_metrics import PowerObserver, PowerScraper
 from servecap.api.run.prefix_cache import PrefixCacheObserver, PrefixCacheSetup
 from servecap.api.run.server_metrics import RunScraper, ServerMetricsObserver
 from servecap.kinds.base import LevelSpec
@@ -25,6 +26,7 @@ class RunContext:
 
     scraper: RunScraper | None = None
     prefix: PrefixCacheSetup | None = None
+    power: PowerScraper | None = None  # `--power-metrics`: the DCGM exporter's
 
 
 ObserverFactory = Callable[[LevelSpec, RunContext], LevelObserver]
@@ -34,6 +36,7 @@ LEVEL_OBSERVERS: tuple[ObserverFactory, ...] = (
     lambda level, context: PrefixCacheObserver(context.prefix),
     lambda level, context: ClientMonitor(),
     lambda level, context: ServerMetricsObserver(context.scraper),
+    lambda level, context: PowerObserver(context.power),
 )
 
 

@@ -25,6 +25,7 @@ from servecap.api.run.find_cmax import CmaxPlan
 from servecap.api.run.observers import RunContext, level_observers
 from servecap.api.run.outage import OutageWatch
 from servecap.api.run.plans import LevelPlan, StaticPlan, Step, StopRule
+from servecap.api.run.power_metrics import Closers, start_power_scraper
 from servecap.api.run.prefix_cache import prefix_setup
 from servecap.api.run.preflight import check_output_dir, ensure_file_limit, preflight
 from servecap.api.run.progress import NullProgress, ProgressSink
@@ -178,7 +179,10 @@ async def run_benchmark_async(
         )
         prefix = prefix_setup(config, server, secrets.http_headers())
         info.prefix_cache = prefix.describe() if prefix is not None else {}
-        state.context = RunContext(scraper, prefix)
+        power, info.power_metrics = await start_power_scraper(
+            config.power_metrics, config.metrics_hz, config.client, secrets, run_dir,
+        )
+        state.context = RunContext(scraper, prefix=prefix, power=power)
         total = config.warmup + state.plan.expected_requests()
         state.progress.started(total, str(run_dir), model)
         failure: OSError | None = None
@@ -196,8 +200,8 @@ async def run_benchmark_async(
         except OSError as exc:
             failure = exc
         finally:
-            failure = await _wind_up(run_dir, info, state, _Closing(scraper, writer, reserve),
-                                     failure)
+            closing = _Closing(Closers(scraper, power), writer, reserve)
+            failure = await _wind_up(run_dir, info, state, closing, failure)
     outcome = RunOutcome(run_dir=run_dir, info=info, levels=state.levels)
     if failure is not None:
         raise _write_failed(run_dir, failure, outcome) from None
@@ -353,6 +357,7 @@ def new_run_info(config: RunConfig, model: str, server: dict[str, Any]) -> RunIn
         closed_loop=not kind_named(config.load_spec().kind).scheduled(),
         pid=os.getpid(),  # lets a reader tell a killed run from one still going
         host=socket.gethostname(),
+        cost=config.cost.given() if config.cost is not None else {},
     )
 
 

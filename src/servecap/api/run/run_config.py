@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from servecap.api.run.outage import DEFAULT_OUTAGE_S
 from servecap.core.config import DEFAULT_LEVELS, ClientOptions, Endpoint, FindCmax
+from servecap.core.cost import CostFields
 from servecap.core.urls import public_url, strip_credentials
 from servecap.core.workload_spec import WorkloadSpec
 from servecap.kinds.closed import ClosedLoad
@@ -57,6 +58,20 @@ class RunConfig(BaseModel):
     # empty the server's prefix cache before each level: "auto" (the endpoint of the engine
     # preflight detected), "off", or the reset endpoint's URL (absent from run.json when off)
     reset_prefix_cache: str = "off"
+    # `--gpus`/`--gpu-hour-cost`/`--currency`: stored in run.json's `cost`, not the config
+    cost: CostFields | None = Field(default=None, exclude=True)
+    # `--power-metrics`: a DCGM exporter's /metrics, scraped for each level's energy
+    power_metrics: str | None = None
+
+    @field_validator("power_metrics")
+    @classmethod
+    def _check_power(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("expected an http(s) URL of a DCGM exporter's /metrics")
+        return strip_credentials(value.strip())
 
     @field_validator("server_metrics")
     @classmethod
@@ -107,7 +122,8 @@ class RunConfig(BaseModel):
         optional = ("load", "workload", "workers", "ray_address")
         unset = {name for name in optional if getattr(self, name) is None}
         unset = {
-            name for name in ("load", "workload", "find_cmax") if getattr(self, name) is None
+            name for name in ("load", "workload", "find_cmax", "power_metrics")
+            if getattr(self, name) is None
         }
         if self.reset_prefix_cache == "off":  # run.json of a run without it is as it was
             unset.add("reset_prefix_cache")
@@ -118,4 +134,6 @@ class RunConfig(BaseModel):
         data["server_metrics"] = public_url(self.server_metrics)
         if "reset_prefix_cache" in data:
             data["reset_prefix_cache"] = public_url(self.reset_prefix_cache)
+        if self.power_metrics is not None:
+            data["power_metrics"] = public_url(self.power_metrics)
         return data

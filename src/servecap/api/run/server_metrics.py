@@ -52,6 +52,8 @@ def _same_origin(a: str, b: str) -> bool:
 class RunScraper:
     """Polls one `/metrics` URL for the whole run; its `status` goes into run.json."""
 
+    FILE = SERVER_METRICS_FILE  # where its scrapes go (a power scraper has its own)
+
     def __init__(
         self, url: str, hz: float, mode: str, headers: dict[str, str], redact: Redact
     ) -> None:
@@ -70,7 +72,7 @@ class RunScraper:
     async def start(self, options: ClientOptions, run_dir: Path) -> Scrape:
         connector = aiohttp.TCPConnector(limit=2, ssl=ssl_context(options))
         self._session = aiohttp.ClientSession(connector=connector, trust_env=False)
-        self._writer = ScrapeWriter(run_dir / SERVER_METRICS_FILE, self._redact)
+        self._writer = ScrapeWriter(run_dir / self.FILE, self._redact)
         first = await self.scrape()
         return first
 

@@ -9,16 +9,20 @@ from typing import Any
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from servecap.analysis.prefix_cache import prefix_table
+from servecap.api.stored.cost import boundary_cost
 from servecap.core.config import SLO
+from servecap.core.cost import CostFields
 from servecap.core.level_key import LevelKey
 from servecap.kinds.base import KindTable
 from servecap.kinds.registry import kind_of
+from servecap.metrics.energy import energy_at
 from servecap.stats.capacity import CapacityPlan, plan_levels
+from servecap.stats.cost import RunCost
 from servecap.storage.runs import Run, load_runs, run_goodput, status_text
 from servecap.storage.verification import load_verification, verification_for
 
 # Keys only a run of a kind with rates has; a closed run's JSON keeps its documented keys.
-RATE_KEYS = ("rate_max", "top_level", "kind_tables", "prefix_table")
+RATE_KEYS = ("rate_max", "top_level", "kind_tables", "prefix_table", "cost", "energy")
 
 
 class RunCapacity(BaseModel):
@@ -62,6 +66,12 @@ class RunCapacity(BaseModel):
     # the prefix cache per level (`analysis.prefix_cache`): absent from the JSON of runs
     # that recorded no prefix-cache figures
     prefix_table: KindTable | None = None
+    # cost at C_max, the verified users and peak throughput (`stats.cost`); absent from the
+    # JSON unless GPUs and their price are known (flags, or stored with the run)
+    cost: RunCost | None = None
+    # `--power-metrics` runs: the energy block at C_max and at peak throughput, each with
+    # its level (`metrics.energy`); every level's own is in `levels`
+    energy: dict[str, dict[str, Any]] | None = None
 
     @model_serializer(mode="wrap")
     def _rate_keys_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -89,9 +99,10 @@ def _levels(run: Run, plan: CapacityPlan, slo: SLO) -> list[dict[str, Any]]:
         level.key: level.model_dump(mode="json", include={"intervals"})["intervals"]
         for level in run.levels
     }
+    energy = {level.key: {"energy": level.energy} for level in run.levels if level.energy}
     return [
         {**verdict.model_dump(mode="json"), "intervals": intervals.get(verdict.level),
-         **goodput.get(verdict.level, {})}
+         **goodput.get(verdict.level, {}), **energy.get(verdict.level, {})}
         for verdict in plan.levels
     ]
 
@@ -130,11 +141,13 @@ def goodput_fields(run: Run, slo: SLO) -> dict[LevelKey, dict[str, float | None]
 
 
 def run_capacity(
-    run: Run, slo: SLO, include_partial: bool = False, elsewhere: Sequence[Path] = ()
+    run: Run, slo: SLO, include_partial: bool = False, elsewhere: Sequence[Path] = (),
+    cost: CostFields | None = None,
 ) -> RunCapacity:
     """One run's plan in the documented JSON shape (`elsewhere`: other run directories
-    where a verify run of this one may be)."""
+    where a verify run of this one may be; `cost`: flags over the run's stored cost)."""
     plan = plan_run(run, slo, include_partial)
+    verified = _verified(run, slo, plan.users, elsewhere)
     return RunCapacity(
         name=run.name,
         status=status_text(run),
@@ -144,18 +157,22 @@ def run_capacity(
         top_level=str(plan.top) if plan.top is not None and plan.rate_max is not None else None,
         kind_tables=[t for lv in run.levels for t in kind_of(lv.key).tables(lv, slo)] or None,
         prefix_table=prefix_table(run.name, run.levels),
-        **_verified(run, slo, plan.users, elsewhere),
+        cost=boundary_cost(run, plan, slo, verified, cost or CostFields()),
+        energy=energy_at(run.levels, plan.top),
+        **verified,
     )
 
 
 def plan_runs(
-    runs: Sequence[Run], slo: SLO, include_partial: bool = False
+    runs: Sequence[Run], slo: SLO, include_partial: bool = False,
+    cost: CostFields | None = None,
 ) -> CapacityReport:
     """Capacity of each run; levels in the documented JSON shape. Partial levels count for
-    C_max only with `include_partial`."""
+    C_max only with `include_partial`; `cost` (flags) over each run's stored cost."""
+    paths = [r.path for r in runs]
     return CapacityReport(
         slo=slo,
-        runs=[run_capacity(run, slo, include_partial, [r.path for r in runs]) for run in runs],
+        runs=[run_capacity(run, slo, include_partial, paths, cost) for run in runs],
     )
 
 

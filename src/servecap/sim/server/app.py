@@ -1,7 +1,8 @@
 """The simulator's OpenAI-compatible endpoints, backed by the engine loop.
 
 Routes: ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/completions``,
-``GET /metrics`` (Prometheus text, vLLM-style names), ``GET /version``, ``GET /health``, and
+``GET /metrics`` (Prometheus text, vLLM-style names), ``GET /dcgm`` (a DCGM exporter's power
+and energy, from the batch: ``server.power``), ``GET /version``, ``GET /health``, and
 the prefix-cache resets of vLLM (``POST /reset_prefix_cache``) and SGLang (``POST
 /flush_cache``), which empty the cache of every block no running request holds.
 A streamed request registers a ``StreamSink`` with the engine loop, which writes each chunk
@@ -25,6 +26,7 @@ from servecap.sim.server.engine_loop import EngineLoop
 from servecap.sim.server.http11 import HttpRequest, Responder
 from servecap.sim.server.metrics_text import render_metrics
 from servecap.sim.server.openai import BadRequest, SimRequest, parse_request, sse
+from servecap.sim.server.power import PowerMeter, PowerModel, render_dcgm
 from servecap.sim.server.wire import WriteBatch
 
 DEFAULT_MAX_TOKENS = 128
@@ -135,13 +137,19 @@ class WholeSink:
 class SimApp:
     """The request handler for ``http11``: routes to the endpoints below."""
 
-    def __init__(self, profile: Profile, time_scale: float = 1.0, seed: int = 0) -> None:
+    def __init__(
+        self, profile: Profile, time_scale: float = 1.0, seed: int = 0,
+        power: PowerModel | None = None,
+    ) -> None:
         self.state = SimState(profile, time_scale, seed)
+        self.power = PowerMeter(power or PowerModel())
+        self.state.loop.on_batch = self.power.update
         self._engine_task: asyncio.Task[None] | None = None
         self._get: dict[str, Callable[[], tuple[str, bytes]]] = {
             "/v1/models": self._models,
             "/version": lambda: (JSON, _json(self.state.version())),
             "/metrics": self._metrics,
+            "/dcgm": lambda: ("text/plain; version=0.0.4", render_dcgm(self.power).encode()),
             "/health": lambda: ("text/plain", b"ok"),
         }
         # vLLM's (dev mode) and SGLang's prefix-cache resets

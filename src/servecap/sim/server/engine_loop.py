@@ -116,6 +116,12 @@ class EngineLoop:
         self._t0 = time.monotonic()
         self._wake: asyncio.Event | None = None
         self._awaiting: float | None = None
+        # told the running batch's size whenever it may have changed (`server.power`)
+        self.on_batch: Callable[[int], None] | None = None
+
+    def _batch_changed(self) -> None:
+        if self.on_batch is not None:
+            self.on_batch(self.engine.counters.running)
 
     def virtual_now(self) -> float:
         """Current model time in seconds."""
@@ -135,6 +141,7 @@ class EngineLoop:
         self._sinks[rid] = sink_for(rid)
         self.served.submitted(rid, time.monotonic())
         self.engine.add(rid, prompt_tokens, max_tokens, self.virtual_now(), blocks)
+        self._batch_changed()
         due = self.engine.next_time()
         if self._wake is not None and (self._awaiting is None or (due or 0.0) < self._awaiting):
             self._wake.set()
@@ -152,6 +159,7 @@ class EngineLoop:
         """Drop a request whose client went away (no-op once it finished)."""
         if self._sinks.pop(rid, None) is not None:
             self.engine.cancel(rid)
+            self._batch_changed()
         self.served.forget(rid)
 
     async def _sleep_until(self, wake: asyncio.Event, target: float) -> bool:
@@ -184,6 +192,7 @@ class EngineLoop:
             self.lateness.add(max(0.0, time.monotonic() - target))
             self._deliver(self.engine.finish(due), target)
             self.engine.plan()
+            self._batch_changed()
 
     def _deliver(self, step: StepEmissions, target: float) -> None:
         # the step's first tokens are written (and timed into ``first_tokens``) before the

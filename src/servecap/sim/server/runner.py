@@ -18,6 +18,7 @@ from typing import Any
 from servecap.sim.profiles import Profile
 from servecap.sim.server.app import SimApp
 from servecap.sim.server.http11 import start_http_server
+from servecap.sim.server.power import PowerModel
 
 READY_LINE = "servecap-sim listening on "
 
@@ -143,10 +144,12 @@ def start_server_in_thread(
     time_scale: float = 1.0,
     seed: int = 0,
     startup_timeout: float = 15.0,
+    power: PowerModel | None = None,
 ) -> SimServerHandle:
-    """Start the simulator in a daemon thread; returns once it accepts connections."""
+    """Start the simulator in a daemon thread; returns once it accepts connections
+    (`power`: the watts behind its `/dcgm` series)."""
     handle = SimServerHandle(host)
-    app = SimApp(profile, time_scale, seed)
+    app = SimApp(profile, time_scale, seed, power)
     handle.start(app, port, f"servecap-sim-{profile.name}", startup_timeout)
     return handle
 

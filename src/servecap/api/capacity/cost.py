@@ -1,0 +1,52 @@
+"""`servecap capacity --gpus N --gpu-hour-cost P`: the answer's cost at C_max, at the
+verified users and at peak throughput, from its probe and users runs (`stats.cost`).
+
+A simulator that runs S times faster than real time (`time_scale`) serves S times the
+tokens per second it would in real time, so its throughput is divided by S; users are the
+same on either clock (Little's law scales L and Z alike)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servecap.core.cost import CostFields
+from servecap.core.errors import ServecapError
+from servecap.core.level_key import LevelKey
+from servecap.core.summary import LevelSummary
+from servecap.report.cost_views import level_users
+from servecap.stats.cost import run_cost
+from servecap.storage.capacity_answer import CapacityAnswer
+from servecap.storage.runs import load_run
+
+
+def _levels(path: str | None) -> list[LevelSummary]:
+    if not path:
+        return []
+    try:
+        return list(load_run(Path(path)).levels)
+    except (OSError, ServecapError):
+        return []
+
+
+def _real_time(level: LevelSummary, scale: float) -> LevelSummary:
+    if level.output_tok_s is None or scale == 1:
+        return level
+    return level.model_copy(update={"output_tok_s": level.output_tok_s / scale})
+
+
+def price_answer(answer: CapacityAnswer, fields: CostFields | None) -> CapacityAnswer:
+    """The answer with its cost (as it was without GPUs and a price)."""
+    basis = (fields or CostFields()).over({})
+    if basis is None:
+        return answer
+    scale = answer.time_scale or 1.0
+    probes = [_real_time(lv, scale) for lv in _levels(answer.probe_run)]
+    users_level = next((lv for lv in _levels(answer.users_run)
+                        if answer.verified_users and lv.users == answer.verified_users), None)
+    verified_tok_s = None
+    if users_level is not None and users_level.output_tok_s is not None:
+        verified_tok_s = users_level.output_tok_s / scale
+    top = LevelKey.coerce(answer.c_max) if answer.c_max is not None else None
+    cost = run_cost(basis, probes, top, answer.predicted_users, answer.verified_users or None,
+                    level_users(answer.slo.think_time_s / scale), verified_tok_s)
+    return answer.model_copy(update={"cost": cost})
