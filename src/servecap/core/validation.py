@@ -41,11 +41,15 @@ def first_problem(
     return f"{where}: {message}{more}"
 
 
-def setting_error(exc: ValidationError, whole: str = "input") -> UserInputError:
+def setting_error(
+    exc: ValidationError, settings: Mapping[str, str] | None = None, whole: str = "input"
+) -> UserInputError:
     """A model the api built from settings refused a value: the error names the setting
-    (its field), for each front end to say in its own words (`SettingError`)."""
+    (`settings` maps the model's fields to the settings that set them; by default a field is
+    its own setting), for each front end to say in its own words (`SettingError`)."""
     problems = exc.errors()
-    loc = ".".join(str(p) for p in problems[0]["loc"]) if problems else ""
+    field = ".".join(str(p) for p in problems[0]["loc"]) if problems else ""
+    loc = (settings or {}).get(field, field)
     if not loc or not loc.replace("_", "").isalnum():
         return user_input_error(exc, None, whole)
     message = " ".join(str(problems[0]["msg"]).removeprefix("Value error, ").split())
