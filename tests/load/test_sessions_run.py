@@ -122,7 +122,7 @@ def test_failed_turn_ends_the_conversation(tmp_path):
         (["--users", "5", "--turns", "uniform:5:2"], "--turns"),
         (["--users", "0"], "--users"),
         (["--users", "5", "--endpoint", "completions"], "--endpoint chat"),
-        (["--duration", "5"], "need --users"),
+        (["--duration", "5"], "--duration needs --users"),
     ],
 )
 def test_bad_sessions_input_exits_2_before_any_load(args, message):

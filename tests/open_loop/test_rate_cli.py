@@ -43,7 +43,7 @@ BAD_RATE_CASES: list[tuple[list[str], str]] = [
     (["--rate", "1", "--max-concurrency", "0"], "--max-concurrency"),
     (["--rate", "1", "--warmup-s", "-1"], "--warmup-s"),
     (["--rate", "1", "--duration", "4", "--warmup-s", "2", "--cooldown-s", "2"], "nothing"),
-    (["--concurrency", "2", "--warmup-s", "3"], "--warmup-s/--cooldown-s need --rate"),
+    (["--concurrency", "2", "--warmup-s", "3"], "--warmup-s needs --rate"),
 ]
 
 

@@ -184,5 +184,6 @@ def test_the_app_form_offers_a_dataset_and_a_trace(tmp_path: Path) -> None:
     bad = write(tmp_path / "bad.jsonl", "{nope\n")
     with pytest.raises(UserInputError, match=r"bad\.jsonl:1"):
         build_config(RunForm(url, dataset=bad), tmp_path)
-    with pytest.raises(UserInputError, match="not both"):
+    with pytest.raises(UserInputError, match="trace brings its own prompts and lengths: drop "
+                                             "dataset"):
         build_config(RunForm(url, dataset=data, trace=str(AZURE)), tmp_path)

@@ -11,6 +11,7 @@ import pytest
 from servecap.core.errors import UserInputError
 from servecap.kinds.sessions import SessionsLoad
 from servecap.ui.form import RunForm, build_config
+from servecap.ui.labels import message_of
 from servecap.ui.page_run import TEXT_MODE
 
 pytestmark = pytest.mark.timeout(120)
@@ -26,8 +27,10 @@ def test_the_form_builds_any_kind_from_its_text_and_a_cmax_search(tmp_path: Path
         build_config(RunForm(base_url=URL, load_text="speed=2"), tmp_path)
     with pytest.raises(UserInputError, match="refine C_max"):
         build_config(RunForm(base_url=URL, load_text="users=2", find_cmax=True), tmp_path)
-    with pytest.raises(UserInputError, match="pick one load"):
+    with pytest.raises(UserInputError) as two:  # the api's rule, in the form's words
         build_config(RunForm(base_url=URL, load_text="users=2", rates="1"), tmp_path)
+    assert message_of(two.value) == ("'Load' and 'Offered rates' are two load models; give "
+                                     "one of them")
 
 
 def test_text_mode_on_the_page_names_a_bad_load(app_factory: Any, tmp_path: Path) -> None:

@@ -10,11 +10,11 @@ import typer
 from pydantic import ValidationError
 
 from servecap.api.comparison.config import DEFAULT_COMPARE_LEVELS, DEFAULT_REPEATS
+from servecap.api.run.load_settings import LoadSettings, load_fields
 from servecap.api.run.run_config import RunConfig
 from servecap.api.run.workload_options import WorkloadFlags
 from servecap.cli import run_flags_load as lf
 from servecap.cli import run_flags_open as op
-from servecap.cli import run_flags_plan as pf
 from servecap.cli import run_flags_prefix as pc
 from servecap.cli import run_flags_sessions as sf
 from servecap.cli import run_flags_workload as wf
@@ -54,7 +54,7 @@ WORKLOAD_FLAGS = {
 
 
 def _workload(
-    flags: pf.LoadFlags, rounds: int, warmup: int, out: Path, model: str | None,
+    flags: LoadSettings, rounds: int, warmup: int, out: Path, model: str | None,
     extra_body: str | None, outage_s: float, reset_prefix_cache: str = pc.RESET_DEFAULT,
 ) -> RunConfig:
     """The workload every target runs: any load `run` accepts, and what it sends."""
@@ -62,7 +62,7 @@ def _workload(
     from servecap.cli.run_cmd import parse_extra_body  # `run`'s own rule and message
 
     body = parse_extra_body(extra_body)
-    fields = pf.plan_fields(flags)
+    fields = load_fields(flags)
     try:
         config = RunConfig(
             concurrency=parse_levels(flags.concurrency or DEFAULT_LEVELS), rounds=rounds,
@@ -156,7 +156,7 @@ def compare(
     if repeats < 1:
         raise UserInputError(f"invalid --repeats {repeats}: at least 1")
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
-    flags = pf.LoadFlags(
+    flags = LoadSettings(
         WorkloadFlags(input_tokens, output_tokens, dataset, dataset_format, None, prefix_tokens,
                       prefix_groups, trace, trace_format, trace_speed, 0.0, trace_duration,
                       prefix_hit_rate=prefix_hit_rate),

@@ -16,18 +16,18 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from servecap.api.run.find_cmax import refinement_line
+from servecap.api.run.load_settings import LoadSettings, load_fields
 from servecap.api.run.run import RunOutcome, run_benchmark_async
 from servecap.api.run.run_config import RunConfig
 from servecap.cli import cost_flags
 from servecap.cli import run_flags_cmax as cf
 from servecap.cli import run_flags_load as lf
 from servecap.cli import run_flags_open as op
-from servecap.cli import run_flags_plan as pf
 from servecap.cli import run_flags_prefix as pc
 from servecap.cli import run_flags_sessions as sf
 from servecap.cli import run_flags_workers as wk
 from servecap.cli import run_flags_workload as wf
-from servecap.cli.common import EXIT_INTERRUPTED, fail_input, out_dir, user_errors
+from servecap.cli.common import EXIT_INTERRUPTED, fail_input, flag_of, out_dir, user_errors
 from servecap.cli.tables import levels_table, print_table
 from servecap.core import json_input
 from servecap.core.config import ClientOptions, parse_levels, validate_base_url
@@ -319,18 +319,19 @@ def run(
     if endpoint not in ("chat", "completions"):
         raise fail_input(f"invalid --endpoint {endpoint!r}: use chat or completions")
     headers = parse_headers(header or [])
-    flags = pf.LoadFlags(
+    flags = LoadSettings(
         wf.WorkloadFlags(input_tokens, output_tokens, dataset, dataset_format, tokenizer,
                          prefix_tokens, prefix_groups, trace, trace_format, trace_speed,
                          trace_start, trace_duration, prefix_hit_rate=prefix_hit_rate),
         endpoint, seed, concurrency, users, think_time, turns, ramp_s, duration, rate, arrival,
         burstiness, requests, max_concurrency, warmup_s, cooldown_s, load,
     )
-    fields = pf.plan_fields(flags)
+    fields = load_fields(flags)
     other = flags.other_than_closed()
-    if other == "--load" and fields["load"].probe(1) is not None:
+    if other == "load" and fields["load"].probe(1) is not None:
         other = None  # `--load c=...` is a concurrency grid the search can refine
-    search = cf.find_cmax(find_cmax, budget, (ttft_slo_ms, tps_slo, stat), other)
+    search = cf.find_cmax(find_cmax, budget, (ttft_slo_ms, tps_slo, stat),
+                          flag_of(other) if other else None)
     if concurrency is None:
         concurrency = DEFAULT_CONCURRENCY
     config = build_config(

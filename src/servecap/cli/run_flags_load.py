@@ -9,12 +9,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 
-from servecap.core.errors import UserInputError
-from servecap.core.validation import user_input_error
-from servecap.kinds.base import LoadPlan
-from servecap.kinds.registry import KINDS, load_from_text
+from servecap.kinds.registry import KINDS
 
 LoadOption = Annotated[
     str | None,
@@ -24,20 +20,6 @@ LoadOption = Annotated[
         "(`servecap kinds` lists them)",
     ),
 ]
-
-
-def any_load(text: str | None, seed: int, others: dict[str, object]) -> LoadPlan | None:
-    """The plan `--load` names (None without it); it is a load model of its own, so any
-    other load flag given with it is refused, as is a text no kind reads."""
-    if text is None:
-        return None
-    given = next((flag for flag, value in others.items() if value is not None), None)
-    if given is not None:
-        raise UserInputError(f"--load and {given} are two load models; give one of them")
-    try:
-        return load_from_text(text, seed)
-    except ValidationError as exc:
-        raise user_input_error(exc, {}, whole="--load") from None
 
 
 def kinds() -> None:

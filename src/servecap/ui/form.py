@@ -7,27 +7,22 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from servecap.api.run.load_settings import LoadSettings, load_fields
 from servecap.api.run.models import list_served_models
 from servecap.api.run.run import Secrets
 from servecap.api.run.run_config import RunConfig
 from servecap.api.run.run_workers import parse_workers
-from servecap.api.run.workload_options import WorkloadFlags, check_source, config_fields
+from servecap.api.run.workload_options import WorkloadFlags, check_source
 from servecap.core.config import ClientOptions, FindCmax, parse_levels, validate_base_url
 from servecap.core.errors import UserInputError
 from servecap.core.validation import user_input_error
-from servecap.kinds.base import LoadPlan
-from servecap.kinds.open_loop import DEFAULT_DURATION_S, OpenLoad, parse_rates
-from servecap.kinds.registry import load_from_text
+from servecap.kinds.open_loop import DEFAULT_DURATION_S
 
 # The seed tool's concurrency choices.
 LEVEL_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
 DEFAULT_SELECTED: tuple[int, ...] = (1, 2, 4, 8)
 RUN_DEFAULTS = RunConfig()
 
-OPEN_LABELS = {
-    "rates": "offered rates", "arrival": "arrivals", "duration_s": "seconds per rate",
-    "warmup_s": "seconds per rate",
-}
 # The form's labels, by the config's field names: validation messages name what the user sees.
 FORM_LABELS = {
     "rounds": "rounds per level", "input_tokens": "input tokens",
@@ -87,15 +82,18 @@ def workload_flags(form: RunForm) -> WorkloadFlags:
     )
 
 
-def open_load_of(form: RunForm, seed: int = 0) -> LoadPlan | None:
-    """The open-loop plan the form asks for (None when no rate is typed)."""
-    if not form.rates.strip():
-        return None
-    try:
-        return OpenLoad(rates=parse_rates(form.rates), arrival=form.arrival,  # type: ignore[arg-type]
-                        duration_s=form.duration_s, seed=seed)
-    except ValidationError as exc:
-        raise user_input_error(exc, OPEN_LABELS, whole="form") from None
+def load_settings_of(form: RunForm) -> LoadSettings:
+    """The form's load as the settings the run takes (the api holds their rules): the load
+    text, the offered rates, the trace, or else the closed levels picked."""
+    load = form.load_text.strip() or None
+    rate = form.rates.strip() or None
+    closed = load is None and rate is None and not form.trace.strip()
+    return LoadSettings(
+        workload_flags(form), load=load, rate=rate,
+        concurrency=",".join(map(str, chosen_levels(form))) if closed else None,
+        arrival=form.arrival if rate else "poisson",
+        duration=form.duration_s if rate else None,
+    )
 
 
 def chosen_levels(form: RunForm) -> list[int]:
@@ -123,20 +121,11 @@ def build_config(form: RunForm, results_dir: Path) -> RunConfig:
     if not form.base_url.strip():
         raise UserInputError(f"enter the server's base URL, e.g. {RUN_DEFAULTS.client.base_url}")
     base_url = validate_base_url(form.base_url)
-    load = open_load_of(form)
-    if form.load_text.strip():
-        if load is not None or form.trace.strip():
-            raise UserInputError("pick one load: the load text, a rate or a trace")
-        load = load_from_text(form.load_text)
-    if load is not None and form.trace.strip():
-        raise UserInputError("pick a rate or a trace, not both")
-    levels = chosen_levels(form) if load is None else list(RUN_DEFAULTS.concurrency)
-    if form.dataset.strip() and form.trace.strip():
-        raise UserInputError("pick a dataset or a trace, not both")
-    fields = config_fields(workload_flags(form))
+    settings = load_settings_of(form)
+    fields = load_fields(settings)
+    levels = (parse_levels(settings.concurrency) if settings.concurrency
+              else list(RUN_DEFAULTS.concurrency))
     fields["workers"] = parse_workers(form.workers)
-    if load is not None:
-        fields["load"] = load
     if form.find_cmax:
         fields["find_cmax"] = FindCmax()
     try:
@@ -149,7 +138,7 @@ def build_config(form: RunForm, results_dir: Path) -> RunConfig:
             client=ClientOptions(base_url=base_url),
             notes=deployment_notes(form),
             reset_prefix_cache=form.reset_prefix_cache.strip() or "off",
-            **fields,  # type: ignore[arg-type]
+            **fields,
         )
     except ValidationError as exc:
         raise user_input_error(exc, FORM_LABELS, whole="form") from None

@@ -61,6 +61,12 @@ class LoadSettings:
     cooldown_s: float | None = None
     load: str | None = None
 
+    def other_than_closed(self) -> str | None:
+        """The first setting of a load model that is not the concurrency sweep, if any."""
+        given = {**self.models(), "load": self.load}
+        return next((name for name, value in given.items()
+                     if name != "concurrency" and value is not None), None)
+
     def models(self) -> dict[str, object]:
         """The load models' own settings, by name, as given."""
         return {"concurrency": self.concurrency, "users": self.users, "rate": self.rate,
