@@ -67,3 +67,27 @@ def test_failures_are_counted_and_left_out_of_latency(tmp_path: Path, br_validat
     assert aggregate["throughput"]["request_rate"]["mean"] == pytest.approx(level.rps)
     # two chunks of one token each ("answer-K", " done"): the gaps are inter-token gaps
     assert "inter_token_latency" in aggregate["latency"]
+
+
+def test_each_side_of_a_comparison_writes_its_partials(tmp_path: Path, br_validator: Any) -> None:
+    """A comparison's runs (repeats pooled, as their summaries are) get partials too."""
+    from typer.testing import CliRunner
+
+    from servecap.cli.main import app
+
+    result = CliRunner().invoke(app, [
+        "compare", "--target", "a=sim:deterministic*2", "--target", "b=sim:deterministic",
+        "--repeats", "2", "--concurrency", "1,2", "--rounds", "2", "--output-tokens", "8",
+        "--seed", "5", "--out", str(tmp_path),
+    ])
+    assert result.exit_code == 0, result.output
+    runs = sorted(p.parent for p in tmp_path.glob("*/*/run.json"))
+    assert len(runs) == 2
+    for run_dir in runs:
+        docs = [json.loads(p.read_text()) for p in sorted((run_dir / BR_DIR).iterdir())]
+        levels = load_run(run_dir).levels
+        assert len(docs) == len(levels) == 2
+        for doc, level in zip(docs, levels, strict=True):
+            br_validator.validate(doc)
+            requests = doc["results"]["request_performance"]["aggregate"]["requests"]
+            assert requests["total"] == level.n_requests == 2 * 2 * level.key.value

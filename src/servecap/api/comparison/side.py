@@ -41,9 +41,11 @@ from servecap.kinds.window import Window
 from servecap.load.interleave import Slot
 from servecap.load.sweep import run_level
 from servecap.metrics.level import summarise_level
+from servecap.storage.formats.br_out import write_partials_or_note
 from servecap.storage.run_dir import (
     REQUESTS_FILE,
     RecordWriter,
+    Run,
     new_run_dir,
     write_run_info,
     write_summaries,
@@ -150,8 +152,8 @@ async def run_slot(side: Side, level: LevelSpec, progress: ProgressSink) -> list
     return bucket
 
 
-def save_side(side: Side) -> None:
-    """run.json and the summaries, each level's repeats pooled."""
+def save_side(side: Side) -> list[LevelSummary]:
+    """run.json and the summaries, each level's repeats pooled; the summaries."""
     assert side.run_dir is not None and side.info is not None
     levels = [
         summarise_level(
@@ -162,6 +164,7 @@ def save_side(side: Side) -> None:
     ]
     write_run_info(side.run_dir, side.info)
     write_summaries(side.run_dir, levels)
+    return levels
 
 
 def close_side(side: Side, complete: bool) -> None:
@@ -169,7 +172,10 @@ def close_side(side: Side, complete: bool) -> None:
         side.writer.close()
     if side.info is not None:
         side.info.status = "complete" if complete else "incomplete"
-        save_side(side)
+        levels = save_side(side)
+        assert side.run_dir is not None
+        # its BR partials, as a single run's (a failure to write them is a note)
+        write_partials_or_note(Run(path=side.run_dir, info=side.info, levels=levels))
 
 
 def slot_summary(level: LevelSpec, bucket: list[RequestRecord]) -> LevelSummary | None:
