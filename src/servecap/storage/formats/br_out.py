@@ -223,7 +223,10 @@ def run_partials(run: Run) -> list[tuple[str, dict[str, Any]]]:
     """(file name, partial) for each finished level of a measured run with records.
 
     A partial level (stopped before all its requests were sent) is left out: BR has no
-    field to say so, and a reader would take it for a whole stage."""
+    field to say so, and a reader would take it for a whole stage. So is a level whose
+    summary counted other records than its kind's window keeps (a capacity probe's stop
+    rule names its own window, which run.json does not keep): its partial would not be its
+    summary's numbers."""
     if run.info.source != "measured":
         raise UserInputError(
             f"{run.path} was imported, not measured by servecap: its numbers are another "
@@ -236,7 +239,8 @@ def run_partials(run: Run) -> list[tuple[str, dict[str, Any]]]:
     partials = []
     for index, summary in enumerate(run.levels, start=1):
         rows = rows_by_level.get(summary.key)
-        if rows and not summary.partial:
+        same = summary.n_requests is None or summary.n_requests == len(rows or [])
+        if rows and same and not summary.partial:
             partials.append((partial_name(index, summary.key),
                              level_partial(run, summary, rows)))
     return partials
