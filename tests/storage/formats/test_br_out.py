@@ -228,3 +228,14 @@ def test_bad_input_is_one_message_and_exit_2(closed_run: Path, tmp_path: Path) -
         result = runner.invoke(app, args)
         assert result.exit_code == 2, (args, result.output)
         assert message in result.output and "Traceback" not in result.output
+
+
+def test_the_report_says_where_the_partials_are(closed_run: Path, tmp_path: Path) -> None:
+    from servecap.api.stored.report import build_report
+
+    row = dict(build_report([load_run(closed_run)]).methodology)["Benchmark Report v0.2.1"]
+    assert row == f"{closed_run / BR_DIR}/ (2 partials, one a level)"
+    run_dir = shutil.copytree(closed_run, tmp_path / closed_run.name)
+    shutil.rmtree(run_dir / BR_DIR)
+    row = dict(build_report([load_run(run_dir)]).methodology)["Benchmark Report v0.2.1"]
+    assert row == f"none yet: servecap export {run_dir} --format br"
