@@ -9,6 +9,7 @@ run's `tables/`. Every problem with the input or the output place is a `UserInpu
 from __future__ import annotations
 
 import io
+import json
 import tempfile
 import zipfile
 from pathlib import Path
@@ -52,7 +53,7 @@ def br_zip(run: Run) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, document in run_partials(run):
-            archive.writestr(f"{BR_DIR}/{name}", _json(document))
+            archive.writestr(f"{BR_DIR}/{name}", json.dumps(document, indent=2) + "\n")
     return buffer.getvalue()
 
 
@@ -65,9 +66,3 @@ def tables_zip(run: Run, fmt: str) -> bytes:
             for path in paths:
                 archive.write(path, f"{TABLES_DIR}/{path.name}")
     return buffer.getvalue()
-
-
-def _json(document: object) -> str:
-    import json
-
-    return json.dumps(document, indent=2) + "\n"
