@@ -1,5 +1,6 @@
-"""BR partials of users levels (session performance) and of levels with failed requests,
-from real runs: the simulator, and a small chat server that fails every few requests."""
+"""BR partials of other levels than a plain closed loop, from real runs: users levels
+(session performance), failed requests (a small chat server that fails every few), each side
+of a comparison, and an open-loop level whose window leaves requests out."""
 
 from __future__ import annotations
 
@@ -91,3 +92,31 @@ def test_each_side_of_a_comparison_writes_its_partials(tmp_path: Path, br_valida
             br_validator.validate(doc)
             requests = doc["results"]["request_performance"]["aggregate"]["requests"]
             assert requests["total"] == level.n_requests == 2 * 2 * level.key.value
+
+
+def test_an_open_loop_level_counts_its_window_as_its_summary_does(
+    sim: SimServerHandle, tmp_path: Path, br_validator: Any
+) -> None:
+    """A rate level's warm-up and cool-down requests stay out of its partial, as out of its
+    summary: the same counts, the same TTFT and rate."""
+    from servecap.api.run.run_config import RunConfig
+    from servecap.core.config import ClientOptions
+    from servecap.kinds.open_loop import OpenLoad
+
+    config = RunConfig(
+        name="open", warmup=0, output_tokens=8, input_tokens=16, out_dir=str(tmp_path),
+        client=ClientOptions(base_url=sim.base_url),
+        load=OpenLoad(rates=[40.0], duration_s=1.5, warmup_s=0.3, cooldown_s=0.3, seed=3),
+    )
+    run_dir = run_benchmark(config, Secrets()).run_dir
+    doc = only_partial(run_dir)
+    br_validator.validate(doc)
+    run = load_run(run_dir)
+    (level,) = run.levels
+    every = [r for r in run.iter_records() if not r.warmup]
+    assert level.n_left_out and len(every) == level.n_requests + level.n_left_out
+    aggregate = doc["results"]["request_performance"]["aggregate"]
+    assert aggregate["requests"]["total"] == level.n_requests
+    assert aggregate["latency"]["time_to_first_token"]["p90"] == pytest.approx(
+        level.ttft_p90_ms / 1000, rel=1e-9)
+    assert aggregate["throughput"]["request_rate"]["mean"] == pytest.approx(level.rps, rel=1e-12)
