@@ -35,6 +35,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "servecap report results/my-server-* --out report/",
         "servecap report results/a-* results/b-* --out report/ --pair b:a",
     ),
+    "export": (
+        "servecap export results/my-server-* --format br",
+        "servecap export results/my-server-* --format parquet --out tables/",
+    ),
     "compare": (
         "servecap compare --target a=http://h1:8000/v1 --target b=http://h2:8000/v1",
         "servecap compare --target a=sim:deterministic*2 --target b=sim:deterministic",

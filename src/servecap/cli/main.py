@@ -9,6 +9,7 @@ from servecap.cli.command_style import plain_style
 from servecap.cli.compare_cmd import compare
 from servecap.cli.demo_cmd import demo
 from servecap.cli.examples import add_examples
+from servecap.cli.export_cmd import export
 from servecap.cli.plan_cmd import import_summary, plan, show
 from servecap.cli.report_cmd import report
 from servecap.cli.run_cmd import run
@@ -31,6 +32,7 @@ app.command()(show)
 app.command()(plan)
 app.command("import-summary")(import_summary)
 app.command()(report)
+app.command()(export)
 app.command()(compare)
 app.command()(demo)
 app.command("verify")(verify_cmd)

@@ -34,6 +34,7 @@ from servecap.report.simulated import simulated_label
 from servecap.report.timeline import build_timeline
 from servecap.report.verified import verified_users
 from servecap.storage.capacity_answer import answer_for
+from servecap.storage.formats.br_out import BR_DIR
 from servecap.storage.runs import Run, run_goodput, status_text
 
 SUMMARY_KINDS = (
@@ -239,6 +240,7 @@ def methodology(metas: list[RunMeta], options: ReportOptions) -> list[tuple[str,
             ", ".join(bound) if bound else ("none flagged" if health else "not recorded"),
         ),
         *_worker_rows(metas),
+        ("Benchmark Report v0.2.1", _per_run(metas, _br_partials)),
         ("Simulator time scale", _per_run(metas, lambda m: m.time_scale)),
         ("Simulated numbers", _per_run(metas, lambda m: simulated_label(m.server))),
         (
@@ -246,6 +248,17 @@ def methodology(metas: list[RunMeta], options: ReportOptions) -> list[tuple[str,
             f"servecap {__version__} (report); runs: " + _per_run(metas, lambda m: m.tool_version),
         ),
     ]
+
+
+def _br_partials(meta: RunMeta) -> str:
+    """Where the run's BR partials are (one a level, `formats/benchmark-report.md`)."""
+    folder = Path(meta.path) / BR_DIR
+    count = len(list(folder.glob("*.json"))) if folder.is_dir() else 0
+    if count:
+        return f"{folder}/ ({count} partial{'s' if count > 1 else ''}, one a level)"
+    if meta.source != "measured":
+        return "none (an imported run)"
+    return f"none yet: servecap export {meta.path} --format br"
 
 
 def _worker_rows(metas: list[RunMeta]) -> list[tuple[str, str]]:

@@ -13,6 +13,7 @@ from servecap.api.stored.runs import RunIndex, capacity_sentence, scan_results
 from servecap.core.config import SLO
 from servecap.storage.run_dir import Run
 from servecap.ui.cost_panel import show_run_cost, show_run_energy
+from servecap.ui.export_panel import export_downloads
 from servecap.ui.predict_panel import predict_panel
 from servecap.ui.report_view import (
     SINGLE_RUN_CHARTS,
@@ -170,6 +171,8 @@ def render_results_page(results: Path, slo: SLO) -> None:
         show_charts(model, "results", SINGLE_RUN_CHARTS)
     st.subheader("Per-level results")
     st.dataframe(level_rows(run.levels), hide_index=True)
+    st.subheader("Export")
+    export_downloads(run)
     if model is None:
         return
     st.subheader("Predicted beside measured")

@@ -45,9 +45,11 @@ from servecap.kinds.window import Window
 from servecap.load.interleave import Slot
 from servecap.load.sweep import run_level
 from servecap.metrics.level import summarise_level
+from servecap.storage.formats.br_out import write_partials_or_note
 from servecap.storage.run_dir import (
     REQUESTS_FILE,
     RecordWriter,
+    Run,
     new_run_dir,
     write_run_info,
     write_summaries,
@@ -178,8 +180,8 @@ async def run_slot(side: Side, level: LevelSpec, progress: ProgressSink) -> list
     return bucket
 
 
-def save_side(side: Side) -> None:
-    """run.json and the summaries, each level's repeats pooled."""
+def save_side(side: Side) -> list[LevelSummary]:
+    """run.json and the summaries, each level's repeats pooled; the summaries."""
     assert side.run_dir is not None and side.info is not None
     levels = [
         summarise_level(
@@ -190,6 +192,7 @@ def save_side(side: Side) -> None:
     ]
     write_run_info(side.run_dir, side.info)
     write_summaries(side.run_dir, levels)
+    return levels
 
 
 def close_side(side: Side, complete: bool) -> OSError | None:
@@ -210,9 +213,12 @@ def close_side(side: Side, complete: bool) -> OSError | None:
     elif side.watch is not None and side.watch.declared:
         side.info.stop_reason = side.watch.reason()
     try:
-        save_side(side)
+        levels = save_side(side)
     except OSError as exc:
-        failure = failure or exc
+        return failure or exc
+    assert side.run_dir is not None
+    # its BR partials, as a single run's (a failure to write them is a note)
+    write_partials_or_note(Run(path=side.run_dir, info=side.info, levels=levels))
     return failure
 
 

@@ -48,9 +48,11 @@ from servecap.kinds.registry import kind_named
 from servecap.load.event_loop import loop_factory
 from servecap.load.sweep import run_level
 from servecap.metrics.level import summarise_level
+from servecap.storage.formats.br_out import write_partials_or_note
 from servecap.storage.run_dir import (
     REQUESTS_FILE,
     RecordWriter,
+    Run,
     new_run_dir,
     write_run_info,
     write_summaries,
@@ -203,6 +205,8 @@ async def run_benchmark_async(
             closing = _Closing(Closers(scraper, power), writer, reserve)
             failure = await _wind_up(run_dir, info, state, closing, failure)
     outcome = RunOutcome(run_dir=run_dir, info=info, levels=state.levels)
+    if failure is None:  # BR partials beside the run's own files; a failure is a note
+        write_partials_or_note(Run(path=run_dir, info=info, levels=state.levels))
     if failure is not None:
         raise _write_failed(run_dir, failure, outcome) from None
     if state.outage.declared:  # kept what it measured; exits non-zero all the same
