@@ -164,7 +164,14 @@ def _gauge(mean: float | None, peak: float | None, units: str, scale: float = 1.
 
 def observability(summary: LevelSummary) -> dict[str, Any] | None:
     """What the server's `/metrics` gave over the level: its gauges' mean and max (KV-cache
-    usage as a percent, servecap keeps it 0..1) and its prefix-cache hit rate."""
+    usage as a percent, servecap keeps it 0..1) and its prefix-cache hit rate (from
+    `/metrics`, else from the cached tokens the server reported in usage); with
+    `--power-metrics`, the mean power over the level's token window (only where the scrape
+    covered that window: `metrics.energy`)."""
+    hit_rate = summary.server_prefix_hit_rate
+    if hit_rate is None:
+        hit_rate = summary.prefix_hit_rate_usage
+    power = (summary.energy or {}).get("power_mean_w")
     aggregate = {
         "running_requests": _gauge(summary.server_running_mean, summary.server_running_max,
                                    "count"),
@@ -172,7 +179,8 @@ def observability(summary: LevelSummary) -> dict[str, Any] | None:
                                    "count"),
         "kv_cache_usage": _gauge(summary.server_kv_usage_mean, summary.server_kv_usage_max,
                                  "percent", 100.0),
-        "cache_hit_rate": _gauge(summary.server_prefix_hit_rate, None, "percent", 100.0),
+        "cache_hit_rate": _gauge(hit_rate, None, "percent", 100.0),
+        "power_consumption": _gauge(power, None, "Watts"),
     }
     if all(v is None for v in aggregate.values()):
         return None
