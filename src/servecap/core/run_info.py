@@ -42,6 +42,10 @@ class RunInfo(BaseModel):
     # Worker processes or Ray actors (`--workers`, `--ray`): how many, each one's clock
     # against the parent's (min-RTT ping) and which died; empty for a one-process run.
     workers: dict[str, Any] = Field(default_factory=dict)
+    # A run imported from another tool's file (`servecap import`): its format, tool and
+    # version, the files, whether it kept per-request data, and every field not mapped or
+    # defined differently; empty for a run servecap made or a seed table.
+    imported: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def insecure(self) -> bool:
