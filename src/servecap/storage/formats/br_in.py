@@ -110,26 +110,38 @@ def _stage(report: dict[str, Any]) -> object:
 
 def read(path: Path) -> ImportedRun:
     files = _partials(path) if path.is_dir() else [path]
-    stages: dict[object, tuple[Path, dict[str, Any]]] = {}
-    for file in files:
-        report = load_report(file)
-        stage = _stage(report)
-        first, merged = stages.get(stage, (file, {}))
-        stages[stage] = (first, deep_merge(merged, report))
-    levels = [_level(report, source) for source, report in stages.values()
-              if "results" in report]
+    reports = [(file, load_report(file)) for file in files]
+    stages = merge_partials(reports)
+    levels = [_level(report, source) for source, report in stages if "results" in report]
     if not levels:
         raise DataFormatError(f"{path}: missing field 'results' in every report")
     keys = [level.key for level in levels]
     if len(set(keys)) != len(keys):
         raise DataFormatError(f"{path}: two reports at one level ({', '.join(map(str, keys))})")
-    standard = _standardized(next(iter(stages.values()))[1])
+    standard = _standardized(stages[0][1])
     return ImportedRun(
         name=f"br-{path.stem}", tool=str(standard.get("tool") or "Benchmark Report"),
         tool_version=str(standard.get("tool_version") or "unknown"), format=NAME,
         files=[f.name for f in files], levels=levels, unmapped=list(UNMAPPED),
         notes=_latency_notes(levels),
     )
+
+
+def merge_partials(
+    reports: list[tuple[Path, dict[str, Any]]],
+) -> list[tuple[Path, dict[str, Any]]]:
+    """Partials of one stage deep-merged; a partial that names no stage (the stack's, the
+    run's) is merged into every stage, as BR partials are meant to combine."""
+    shared: dict[str, Any] = {}
+    stages: dict[object, tuple[Path, dict[str, Any]]] = {}
+    for file, report in reports:
+        stage = _stage(report)
+        if stage is None and "results" not in report:
+            shared = deep_merge(shared, report)
+            continue
+        first, merged = stages.get(stage, (file, {}))
+        stages[stage] = (first, deep_merge(merged, report))
+    return [(file, deep_merge(shared, report)) for file, report in stages.values()]
 
 
 def _standardized(report: dict[str, Any]) -> dict[str, Any]:
