@@ -105,7 +105,7 @@ def test_sglang_rates_plan_the_rate_computed_by_hand(imported):
 @pytest.mark.parametrize(("tool", "name", "version"), [
     ("aiperf", "AIPerf", "0.13.0"),
     ("guidellm", "GuideLLM", "0.8.1"),
-    ("sglang", "SGLang bench_serving", "unknown (bench_serving writes none)"),
+    ("sglang", "SGLang bench_serving", ""),
 ])
 def test_the_run_names_its_tool_and_what_was_not_mapped(imported, tool, name, version):
     info = load_run_info(imported[tool])

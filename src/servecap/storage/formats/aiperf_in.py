@@ -71,11 +71,11 @@ def read(path: Path) -> ImportedRun:
     check_version(path, "AIPerf profile export", need(data, path, "schema_version"), SUPPORTED)
     key = level_key(data, path)
     beside = path.parent / RECORDS_FILE
-    files = [path.name]
+    files = [f"{path.parent.name}/{path.name}"]  # AIPerf's names repeat for every level
     unmapped = list(DIFFERENCES)
     if beside.is_file():
         level = ImportedLevel(key, records=read_records(beside, key))
-        files.append(beside.name)
+        files.append(f"{path.parent.name}/{beside.name}")
     else:
         level = ImportedLevel(key, summary=aggregate_summary(data, path, key))
         unmapped += SUMMARY_ONLY

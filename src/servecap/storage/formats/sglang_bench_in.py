@@ -78,7 +78,7 @@ def read(path: Path) -> ImportedRun:
         raise DataFormatError(f"{path}: no runs")
     return ImportedRun(
         name=f"sglang-bench-{path.stem}", tool="SGLang bench_serving",
-        tool_version="unknown (bench_serving writes none)", format=NAME,
+        tool_version="", format=NAME,  # bench_serving records no version of its own
         files=[path.name], levels=levels,
         unmapped=PER_REQUEST_GAPS if detailed else PER_REQUEST_GAPS[2:] + SUMMARY_GAPS,
     )
