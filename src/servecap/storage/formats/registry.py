@@ -30,8 +30,10 @@ class Format:
 
 
 def _csv_detects(path: Path, head: str) -> bool:
+    """Any `.csv` is the seed's table (its reader names what is wrong with it, as
+    `import-summary` always did), and so is a table headed by its two required columns."""
     first = head.split("\n", 1)[0]
-    return path.is_file() and "config" in first and "concurrency" in first
+    return path.suffix.lower() == ".csv" or ("config" in first and "concurrency" in first)
 
 
 FORMATS: tuple[Format, ...] = (
@@ -62,7 +64,7 @@ def _head(path: Path) -> str:
 def detect(path: Path) -> Format:
     """The format of `path`, or exit 2 listing the formats known."""
     if not path.exists():
-        raise UserInputError(f"no such file or folder: {path}")
+        raise UserInputError(f"cannot read {path}: no such file or folder")
     head = _head(path)
     for fmt in FORMATS:
         if fmt.detects(path, head):
