@@ -16,6 +16,8 @@ AIPERF = [PEERS / "aiperf" / c / "profile_export_aiperf.json" for c in ("c2", "c
 GUIDELLM = PEERS / "guidellm" / "benchmarks.json"
 SGLANG = PEERS / "sglang-bench" / "sglang.jsonl"
 BR_EXAMPLE = PEERS / "benchmark-report" / "br_v0_2_1_example.yaml"
+VLLM = [PEERS / "vllm-bench" / f"vllm-c{c}.json" for c in (2, 8)]
+VLLM_AGGREGATE = PEERS / "vllm-bench" / "vllm-rate4-aggregate.json"
 
 runner = CliRunner()
 

@@ -17,6 +17,7 @@ from tests.storage.formats.peer_files import (
     BR_EXAMPLE,
     GUIDELLM,
     SGLANG,
+    VLLM_AGGREGATE,
     import_one,
     servecap,
 )
@@ -90,6 +91,25 @@ def test_aiperf_without_its_records_is_summary_only(tmp_path):
     assert any("no profile_export.jsonl" in item for item in info.imported["unmapped"])
 
 
+def test_vllm_without_details_is_summary_only(tmp_path):
+    data = json.loads(VLLM_AGGREGATE.read_text())
+    run_dir = import_one(tmp_path, VLLM_AGGREGATE)
+    level = _only_level(run_dir)
+    assert str(level.key) == f"rate={data['request_rate']:g}/s"
+    assert level.latency_mean_s == pytest.approx(data["mean_e2el_ms"] / 1e3)
+    assert level.latency_p50_s == pytest.approx(data["median_e2el_ms"] / 1e3)
+    assert level.latency_p90_s == pytest.approx(data["p90_e2el_ms"] / 1e3)
+    assert level.latency_p99_s == pytest.approx(data["p99_e2el_ms"] / 1e3)
+    assert level.wall_s == pytest.approx(data["duration"])
+    assert level.rps == pytest.approx(data["completed"] / data["duration"])
+    assert level.output_tok_s == pytest.approx(data["total_output_tokens"] / data["duration"])
+    assert level.n_ok == data["completed"]
+    # its TTFT counts a role-only first chunk: not servecap's TTFT, so not stored as one
+    assert level.ttft_mean_ms is None and level.tps_p90 is None
+    assert any("ttft aggregates" in item
+               for item in load_run_info(run_dir).imported["unmapped"])
+
+
 def test_the_seed_table_imports_as_before_through_both_names(tmp_path):
     for command in ("import", "import-summary"):
         code, output = servecap(command, str(SEED_CSV), "--out", str(tmp_path / command))
@@ -138,7 +158,8 @@ def test_an_unrecognised_file_lists_the_formats_known(tmp_path):
     other = tmp_path / "notes.json"
     other.write_text('{"hello": 1}')
     text = _refused(tmp_path, other)
-    for name in ("aiperf", "guidellm", "sglang-bench", "benchmark-report", "appendix-csv"):
+    for name in ("aiperf", "guidellm", "sglang-bench", "vllm-bench", "benchmark-report",
+                 "appendix-csv"):
         assert name in text
 
 

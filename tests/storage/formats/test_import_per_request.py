@@ -13,6 +13,7 @@ from tests.storage.formats.peer_files import (
     AIPERF,
     GUIDELLM,
     SGLANG,
+    VLLM,
     import_one,
     p90_tail,
     plan_json,
@@ -62,6 +63,21 @@ def sglang_by_hand() -> dict[float, tuple[float, float]]:
     return levels
 
 
+def vllm_by_hand() -> dict[float, tuple[float, float]]:
+    levels = {}
+    for path in VLLM:
+        run = json.loads(path.read_text())
+        ttft, tps = [], []
+        for n, first, gaps in zip(run["output_lens"], run["ttfts"], run["itls"], strict=True):
+            # vLLM's chat client stamps the role-only first chunk: N tokens, N gaps; the
+            # first token is the one after the first gap
+            assert len(gaps) == n
+            ttft.append((first + gaps[0]) * 1e3)
+            tps.append(n / (first + sum(gaps)))
+        levels[run["max_concurrency"]] = p90_tail(ttft, tps)
+    return levels
+
+
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
     out = tmp_path_factory.mktemp("peers")
@@ -69,12 +85,14 @@ def imported(tmp_path_factory):
         "aiperf": import_one(out, *AIPERF),
         "guidellm": import_one(out, GUIDELLM),
         "sglang": import_one(out, SGLANG),
+        "vllm": import_one(out, *VLLM),
     }
 
 
 @pytest.mark.parametrize(("tool", "by_hand", "slos", "expected"), [
     ("aiperf", aiperf_by_hand, SLOS, [2, 8]),
     ("guidellm", guidellm_by_hand, SLOS, [2, 8]),
+    ("vllm", vllm_by_hand, SLOS, [2, 8]),
 ])
 def test_concurrency_files_plan_the_c_max_computed_by_hand(imported, tool, by_hand, slos,
                                                            expected):
@@ -106,6 +124,7 @@ def test_sglang_rates_plan_the_rate_computed_by_hand(imported):
     ("aiperf", "AIPerf", "0.13.0"),
     ("guidellm", "GuideLLM", "0.8.1"),
     ("sglang", "SGLang bench_serving", ""),
+    ("vllm", "vllm bench serve", ""),
 ])
 def test_the_run_names_its_tool_and_what_was_not_mapped(imported, tool, name, version):
     info = load_run_info(imported[tool])

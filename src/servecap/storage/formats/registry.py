@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from servecap.core.errors import DataFormatError, UserInputError
-from servecap.storage.formats import aiperf_in, br_in, guidellm_in, sglang_bench_in
+from servecap.storage.formats import (
+    aiperf_in,
+    br_in,
+    guidellm_in,
+    sglang_bench_in,
+    vllm_bench_in,
+)
 from servecap.storage.formats.imported import ImportedLevel, ImportedRun
 from servecap.storage.formats.store import store_run
 from servecap.storage.import_summary import import_summary, read_summary_table
@@ -39,6 +45,8 @@ def _csv_detects(path: Path, head: str) -> bool:
 FORMATS: tuple[Format, ...] = (
     Format(aiperf_in.NAME, aiperf_in.LABEL, aiperf_in.detects, aiperf_in.read),
     Format(guidellm_in.NAME, guidellm_in.LABEL, guidellm_in.detects, guidellm_in.read),
+    # before SGLang's: a vLLM result is one JSON line too, told apart by its tokenizer_id
+    Format(vllm_bench_in.NAME, vllm_bench_in.LABEL, vllm_bench_in.detects, vllm_bench_in.read),
     Format(sglang_bench_in.NAME, sglang_bench_in.LABEL, sglang_bench_in.detects,
            sglang_bench_in.read),
     Format(br_in.NAME, br_in.LABEL, br_in.detects, br_in.read),

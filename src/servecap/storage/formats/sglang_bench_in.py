@@ -116,28 +116,37 @@ def _level(row: dict[str, Any], path: Path, line: int) -> ImportedLevel:
 
 
 def _records(row: dict[str, Any], path: Path, line: int, key: LevelKey) -> list[RequestRecord]:
+    return detail_records(row, path, f"{path}:{line}", key, skip_empty_first=False)
+
+
+def detail_records(row: dict[str, Any], path: Path, where: str, key: LevelKey,
+                   skip_empty_first: bool) -> list[RequestRecord]:
+    """Records from the per-request arrays bench_serving and `vllm bench serve` share.
+
+    With `skip_empty_first`, a request with one chunk more than tokens had a first chunk
+    that carried none (the role-only chunk a chat stream opens with, which vLLM's client
+    counts as its TTFT): its first token came one gap later, as servecap defines TTFT."""
     names = ("ttfts", "itls", "output_lens", "input_lens", "errors")
     arrays = {name: need(row, path, name) for name in names}
     sizes = {len(a) if isinstance(a, list) else -1 for a in arrays.values()}
     if len(sizes) != 1 or -1 in sizes:
-        raise DataFormatError(f"{path}:{line}: fields {', '.join(names)} are not lists of "
-                              "one length")
+        raise DataFormatError(f"{where}: fields {', '.join(names)} are not lists of one length")
     records = []
     for i in range(sizes.pop()):
-        error = arrays["errors"][i]
-        if error:
-            records.append(failed_record(key, i, 0, 0, str(error)))
+        if arrays["errors"][i]:
+            records.append(failed_record(key, i, 0, 0, str(arrays["errors"][i])))
             continue
-        where = f"line {line}: request {i}"
-        ttft = number(arrays["ttfts"][i], path, f"{where} ttfts") or 0.0
+        ttft = number(arrays["ttfts"][i], path, f"ttfts[{i}]") or 0.0
         gaps = arrays["itls"][i]
         if not isinstance(gaps, list):
-            raise DataFormatError(f"{path}:{line}: field 'itls[{i}]' is no list")
-        gaps_ns = [round((number(g, path, f"{where} itls") or 0.0) * NS_PER_S) for g in gaps]
-        tokens = (_count(arrays["input_lens"][i]),
-                  int(number(arrays["output_lens"][i], path, f"{where} output_lens") or 0))
-        records.append(chunk_record(key, i, 0, round(ttft * NS_PER_S), gaps_ns, None,
-                                    tokens, True))
+            raise DataFormatError(f"{where}: field 'itls[{i}]' is no list")
+        secs = [number(g, path, f"itls[{i}]") or 0.0 for g in gaps]
+        output = int(number(arrays["output_lens"][i], path, f"output_lens[{i}]") or 0)
+        if skip_empty_first and secs and len(secs) == output:
+            ttft, secs = ttft + secs[0], secs[1:]
+        tokens = (_count(arrays["input_lens"][i]), output)
+        records.append(chunk_record(key, i, 0, round(ttft * NS_PER_S),
+                                    [round(g * NS_PER_S) for g in secs], None, tokens, True))
     return records
 
 
