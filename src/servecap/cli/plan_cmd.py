@@ -83,6 +83,7 @@ def import_runs(
     files: Annotated[list[Path], typer.Argument(
         help="Result files (or a folder of Benchmark Report partials): AIPerf "
         "profile_export_aiperf.json, GuideLLM benchmarks.json, SGLang bench_serving JSONL, "
+        "vllm bench serve --save-result JSON, "
         "Benchmark Report v0.2.1, or the seed's Appendix A CSV")],
     out: Annotated[
         Path, typer.Option(parser=out_dir, help="Directory to write the runs into")] = Path(
@@ -91,9 +92,7 @@ def import_runs(
 ) -> None:
     """Import other tools' results as runs to plan, report and compare (format detected).
 
-    Per-request data is kept and servecap computes its own statistics; aggregates become a
-    summary-only run. Fields not mapped are listed in the run and its report. Files of one
-    format given together become one run (AIPerf writes one file per level).
-    """
+    Per-request data is kept and servecap computes its own statistics; aggregates become a summary-only run; what could not be mapped is listed in the run and its report. Files of one format given together become one run (AIPerf writes one file per level).
+    """  # noqa: E501 (one paragraph: the help keeps a docstring's line breaks)
     for run_dir in import_files(files, out):
         print(run_dir)

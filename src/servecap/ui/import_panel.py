@@ -14,9 +14,9 @@ from servecap.ui.text import plain
 
 FORMATS_HELP = (
     "AIPerf profile_export_aiperf.json (with profile_export.jsonl beside it, or uploaded "
-    "with it), GuideLLM benchmarks.json, SGLang bench_serving JSONL, llm-d Benchmark Report "
-    "v0.2.1 (a file, or a folder of partials by path), the seed's Appendix A CSV. "
-    "Files of one format given together become one run."
+    "with it), GuideLLM benchmarks.json, SGLang bench_serving JSONL, vllm bench serve JSON, "
+    "llm-d Benchmark Report v0.2.1 (a file, or a folder of partials by path), the seed's "
+    "Appendix A CSV. Files of one format given together become one run."
 )
 
 

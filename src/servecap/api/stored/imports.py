@@ -15,7 +15,7 @@ def import_table(csv_path: Path, out_dir: Path) -> list[Path]:
 
 
 def import_files(paths: Sequence[Path], out_dir: Path) -> list[Path]:
-    """Runs from other tools' files (AIPerf, GuideLLM, SGLang bench_serving, Benchmark
+    """Runs from other tools' files (AIPerf, GuideLLM, SGLang bench_serving, vLLM, Benchmark
     Report, the seed's CSV), the format detected per file; every file is read and checked
     before any run is written."""
     return import_paths(paths, out_dir)
