@@ -28,6 +28,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "servecap plan results/ --ttft-slo-ms 1000 --tps-slo 15 --stat p90",
         "servecap plan results/my-server-* --format json",
     ),
+    "import": (
+        "servecap import aiperf-c*/profile_export_aiperf.json --out results/",
+        "servecap import benchmarks.json --out results/",
+        "servecap import appendix-a.csv --out seed-runs",
+    ),
     "import-summary": (
         "servecap import-summary appendix-a.csv --out seed-runs",
     ),

@@ -10,7 +10,7 @@ from servecap.cli.compare_cmd import compare
 from servecap.cli.demo_cmd import demo
 from servecap.cli.examples import add_examples
 from servecap.cli.export_cmd import export
-from servecap.cli.plan_cmd import import_summary, plan, show
+from servecap.cli.plan_cmd import import_runs, plan, show
 from servecap.cli.report_cmd import report
 from servecap.cli.run_cmd import run
 from servecap.cli.run_flags_load import kinds
@@ -30,7 +30,10 @@ app.command()(capacity)
 app.command()(run)
 app.command()(show)
 app.command()(plan)
-app.command("import-summary")(import_summary)
+app.command("import")(import_runs)
+app.command("import-summary", help="Alias of `servecap import` (kept for scripts).")(
+    import_runs
+)
 app.command()(report)
 app.command()(export)
 app.command()(compare)

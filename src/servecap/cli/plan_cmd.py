@@ -1,4 +1,4 @@
-"""`servecap plan`, `servecap show` and `servecap import-summary`."""
+"""`servecap plan`, `servecap show` and `servecap import` (alias `import-summary`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from servecap.api.stored.imports import import_table
+from servecap.api.stored.imports import import_files
 from servecap.api.stored.plan import plan_runs
 from servecap.api.stored.runs import load_runs, run_to_json, status_text
 from servecap.cli.common import (
@@ -90,13 +90,20 @@ def show(
 
 
 @user_errors
-def import_summary(
-    file: Annotated[Path, typer.Argument(help="CSV with a config column, one row per level")],
+def import_runs(
+    files: Annotated[list[Path], typer.Argument(
+        help="Result files (or a folder of Benchmark Report partials): AIPerf "
+        "profile_export_aiperf.json, GuideLLM benchmarks.json, SGLang bench_serving JSONL, "
+        "vllm bench serve --save-result JSON, "
+        "Benchmark Report v0.2.1, or the seed's Appendix A CSV")],
     out: Annotated[
         Path, typer.Option(parser=out_dir, help="Directory to write the runs into")] = Path(
         "results"
     ),
 ) -> None:
-    """Import a published per-level table (Appendix A layout) as summary-only runs."""
-    for run_dir in import_table(file, out):
+    """Import other tools' results as runs to plan, report and compare (format detected).
+
+    Per-request data is kept and servecap computes its own statistics; aggregates become a summary-only run; what could not be mapped is listed in the run and its report. Files of one format given together become one run (AIPerf writes one file per level).
+    """  # noqa: E501 (one paragraph: the help keeps a docstring's line breaks)
+    for run_dir in import_files(files, out):
         print(run_dir)

@@ -50,6 +50,10 @@ class RunInfo(BaseModel):
     cost: dict[str, Any] = Field(default_factory=dict)
     # `--power-metrics`: the DCGM exporter's scraper (url, hz, scrapes, errors by kind)
     power_metrics: dict[str, Any] = Field(default_factory=dict)
+    # A run imported from another tool's file (`servecap import`): its format, tool and
+    # version, the files, whether it kept per-request data, and every field not mapped or
+    # defined differently; empty for a run servecap made or a seed table.
+    imported: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def insecure(self) -> bool:

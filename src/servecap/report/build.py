@@ -74,6 +74,7 @@ def run_meta(run: Run, name: str) -> RunMeta:
         server_metrics=dict(info.server_metrics),
         cost=dict(info.cost),
         timeline=build_timeline(run),
+        imported=dict(info.imported),
     )
 
 
@@ -93,7 +94,10 @@ def series_of(meta: RunMeta) -> ConfigSeries:
     return ConfigSeries(
         name=meta.name,
         levels=meta.levels,
-        imported=meta.source == "imported",
+        # a published table (the seed's): its rps and tps_p90 follow the publisher's
+        # definitions; another tool's file imported with its tool named has its rps as
+        # completed / duration, servecap's own
+        imported=meta.source == "imported" and not meta.imported,
         output_tokens=tokens,
         output_tokens_source="run config (max_tokens)" if known else "",
     )

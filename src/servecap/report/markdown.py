@@ -181,9 +181,12 @@ def _reading(model: ReportModel) -> list[str]:
 
 
 def _imported_note(model: ReportModel) -> list[str]:
+    peers = [f"- {md(f'{run.name}: {run.imported_label}; ' + '; '.join(run.notes))}"
+             for run in model.runs if run.imported]
     if not model.analysis.imported:
-        return []
-    return [md(f"Imported runs ({', '.join(model.analysis.imported)}): values as published. "
+        return [*peers, ""] if peers else []
+    names = ", ".join(model.analysis.imported)
+    return [*peers, md(f"Imported runs ({names}): values as published. "
                "Their tps_p90 may be the upper 90th percentile and their rps one stream's rate "
                "(the publishing tool's definitions, not servecap's); servecap's system "
                "throughput is in tables/combined.csv (system_rps)."), ""]

@@ -48,6 +48,17 @@ class RunMeta(BaseModel):
     server_metrics: dict[str, Any] = Field(default_factory=dict)  # run.json's scrape status
     cost: dict[str, Any] = Field(default_factory=dict)  # run.json's cost flags, as given
     timeline: Timeline | None = None  # client and server on one clock (scraped runs only)
+    # `servecap import` of another tool's file: its tool, version, files, unmapped fields
+    imported: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def imported_label(self) -> str:
+        """`imported from AIPerf 0.13.0 (file, ...)`, or "" for any other run."""
+        if not self.imported:
+            return ""
+        files = ", ".join(str(f) for f in self.imported.get("files", []))
+        version = self.imported.get("tool_version") or "(no version recorded)"
+        return f"imported from {self.imported.get('tool')} {version} ({files})"
 
 
 class DeploymentTable(BaseModel):

@@ -19,6 +19,7 @@ from servecap.report.views import (
     speedup_table,
 )
 from servecap.storage.run_dir import Run
+from servecap.ui.import_panel import render_import_panel
 from servecap.ui.report_view import (
     report_download,
     report_model,
@@ -65,6 +66,7 @@ def _compare(runs: list[Run], slo: SLO) -> None:
 
 def render_history_page(results: Path, slo: SLO) -> None:
     st.title("History & compare")
+    render_import_panel(results)
     index = scan_results(results)
     for problem in index.problems:
         st.warning(plain(problem))
