@@ -53,10 +53,14 @@ def test_a_run_writes_one_valid_partial_a_level(closed_run: Path, br_validator: 
     docs = partials(closed_run)
     assert list(docs) == ["01-c-1.json", "02-c-4.json"]
     uids = set()
-    for doc in docs.values():
+    for stage, (doc, streams) in enumerate(zip(docs.values(), (1, 4), strict=True)):
         br_validator.validate(doc)
         assert nulls_or_empties(doc) == []
-        assert doc["version"] == "0.2.1" and "scenario" not in doc
+        assert doc["version"] == "0.2.1" and "stack" not in doc["scenario"]
+        load = doc["scenario"]["load"]["standardized"]
+        assert (load["tool"], load["stage"], load["concurrency"]) == ("servecap", stage, streams)
+        assert "rate_qps" not in load and load["source"] == "random"
+        assert load["input_seq_len"]["value"] > 0
         assert doc["run"]["eid"] == closed_run.name
         uids.add(doc["run"]["uid"])
         time = doc["run"]["time"]

@@ -51,7 +51,7 @@ def test_each_partial_carries_the_levels_mean_power(power_run: Path, br_validato
         assert power["units"] == "Watts"
         assert summary.energy is not None
         assert power["mean"] == pytest.approx(summary.energy["power_mean_w"])
-        assert 60 < power["mean"] <= 60 + 8 * summary.key.value + 1e-6
+        assert power["mean"] > 60  # above idle: the level's requests drew power
 
 
 def test_a_level_the_scrape_did_not_cover_has_no_power_and_usage_gives_the_hit_rate() -> None:

@@ -47,6 +47,17 @@ UNMAPPED = [
     "not imported",
 ]
 
+# A report servecap wrote (`scenario.load.standardized.tool`) defines its normalized time
+# per output token as each request's latency over its output tokens: 1/TPS, request by
+# request. Its percentiles are then TPS's low tail (P90 of 1/TPS is TPS's P10, servecap's
+# "P90 TPS"), equal up to the linear interpolation between the same two requests; its mean
+# (the mean of 1/TPS) is not 1/(mean TPS), so the TPS mean stays unmapped.
+SERVECAP = "servecap"
+SERVECAP_TPS = ("tps (per user): from normalized_time_per_output_token, which servecap "
+                "writes as 1/TPS per request: its P50, P90, P99 as TPS's P50 and low tails "
+                "(within the interpolation between the same two requests); the TPS mean is "
+                "not recoverable from the mean of 1/TPS")
+
 # BR aggregate latency -> servecap column and the factor from BR's unit (s) to it.
 _LATENCY = {
     "time_to_first_token": ("ttft", "_ms", 1e3),
@@ -119,10 +130,13 @@ def read(path: Path) -> ImportedRun:
     if len(set(keys)) != len(keys):
         raise DataFormatError(f"{path}: two reports at one level ({', '.join(map(str, keys))})")
     standard = _standardized(stages[0][1])
+    unmapped = list(UNMAPPED)
+    if standard.get("tool") == SERVECAP:
+        unmapped[0] = SERVECAP_TPS
     return ImportedRun(
         name=f"br-{path.stem}", tool=str(standard.get("tool") or "Benchmark Report"),
         tool_version=str(standard.get("tool_version") or "unknown"), format=NAME,
-        files=[f.name for f in files], levels=levels, unmapped=list(UNMAPPED),
+        files=[f.name for f in files], levels=levels, unmapped=unmapped,
         notes=_latency_notes(levels),
     )
 
@@ -190,9 +204,23 @@ def _level(report: dict[str, Any], path: Path) -> ImportedLevel:
         value = number(stats.get("mean"), path, f"throughput.{theirs}.mean", True)
         if value is not None:
             fields[ours] = value
+    if _standardized(report).get("tool") == SERVECAP:
+        fields.update(_servecap_tps(latency, path))
     summary = LevelSummary.for_key(key, **fields)
     return ImportedLevel(key, summary=summary,
                          overrides={"itl": latency.get("inter_token_latency")})
+
+
+def _servecap_tps(latency: dict[str, Any], path: Path) -> dict[str, float]:
+    """TPS's P50 and low tails from a servecap report's 1/TPS percentiles (see `SERVECAP`)."""
+    ntpot = latency.get("normalized_time_per_output_token") or {}
+    tps = {}
+    for ours, theirs in (("tps_p50", "p50"), ("tps_p90", "p90"), ("tps_p99", "p99")):
+        value = number(ntpot.get(theirs), path, f"normalized_time_per_output_token.{theirs}",
+                       True)
+        if value is not None and value > 0:
+            tps[ours] = 1.0 / value
+    return tps
 
 
 def _latency_notes(levels: list[ImportedLevel]) -> list[str]:

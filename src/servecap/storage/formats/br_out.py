@@ -27,6 +27,7 @@ from servecap.core.request_metrics import RequestMetrics, chunk_gaps_ns, request
 from servecap.core.summary import LevelSummary
 from servecap.kinds.registry import kind_of
 from servecap.kinds.window import apply_window
+from servecap.storage.formats.br_load import scenario_load
 from servecap.storage.formats.br_sessions import session_performance
 from servecap.storage.formats.br_stats import (
     iso_duration,
@@ -207,7 +208,7 @@ def _run_block(run: Run, key: LevelKey, rows: list[RequestRecord]) -> dict[str, 
     return block
 
 
-def level_partial(run: Run, summary: LevelSummary, rows: list[RequestRecord]
+def level_partial(run: Run, summary: LevelSummary, rows: list[RequestRecord], stage: int = 0
                   ) -> dict[str, Any]:
     """The BR v0.2.1 partial of one level, nulls stripped."""
     results = {
@@ -216,6 +217,7 @@ def level_partial(run: Run, summary: LevelSummary, rows: list[RequestRecord]
         "observability": observability(summary),
     }
     document = {"version": BR_VERSION, "run": _run_block(run, summary.key, rows),
+                "scenario": {"load": scenario_load(run, summary, rows, stage)},
                 "results": results}
     stripped: dict[str, Any] = strip_nulls(document)
     return stripped
@@ -250,7 +252,7 @@ def run_partials(run: Run) -> list[tuple[str, dict[str, Any]]]:
         same = summary.n_requests is None or summary.n_requests == len(rows or [])
         if rows and same and not summary.partial:
             partials.append((partial_name(index, summary.key),
-                             level_partial(run, summary, rows)))
+                             level_partial(run, summary, rows, index - 1)))
     return partials
 
 
