@@ -36,6 +36,7 @@ from servecap.cli.cost_flags import (
     GpusOption,
     cost_fields,
 )
+from servecap.cli.run_flags_workers import RayOption, WorkersOption, config_fields
 from servecap.core.config import parse_levels
 from servecap.core.errors import UserInputError
 from servecap.core.text import printable
@@ -138,6 +139,8 @@ def compare(
     currency: CurrencyOption = None,
     target_gpus: Annotated[list[str] | None, typer.Option(
         "--target-gpus", help="NAME=N: this target's GPUs (over --gpus)")] = None,
+    workers: WorkersOption = "auto",
+    ray: RayOption = None,
 ) -> None:
     """Compare deployments fairly: interleaved levels, repeats, differences with intervals.
 
@@ -163,8 +166,12 @@ def compare(
         "chat", seed, concurrency, users, think_time, turns, ramp_s, duration, rate, arrival,
         1.0, requests, max_concurrency, warmup_s, cooldown_s, load,
     )
+    if lockstep and (workers != "auto" or ray is not None):
+        raise UserInputError("--lockstep runs each target in a process of its own: give "
+                             "--lockstep or --workers/--ray, not both")
     workload = _workload(flags, rounds, warmup, out, model, extra_body, outage_s,
                          reset_prefix_cache)
+    workload = workload.model_copy(update=config_fields(workers, ray))  # parsed and checked
     workload.cost = cost
     names = [t.name for t in targets]
     pairs = [parse_pair(text, names) for text in pair or []]

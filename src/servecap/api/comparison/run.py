@@ -36,8 +36,10 @@ from servecap.api.comparison.side import (
 )
 from servecap.api.comparison.store import ComparisonFile, write_comparison
 from servecap.api.comparison.targets import Target, check_models
+from servecap.api.run.plans import StaticPlan
 from servecap.api.run.preflight import check_output_dir, ensure_file_limit
 from servecap.api.run.progress import NullProgress, ProgressSink
+from servecap.api.run.run_workers import worker_pool
 from servecap.core.errors import RunAborted
 from servecap.load.event_loop import loop_factory
 from servecap.load.interleave import Slot, interleaved_order
@@ -97,6 +99,7 @@ async def run_comparison_async(
         for side, (model, server) in zip(sides, found, strict=True):
             open_side(side, comp_dir, model, server)
             side.watch_outage(stop)
+            await _split_over_workers(stack, side, model)
         order = interleaved_order(list(by_name), len(levels), config.repeats, base.seed)
         total = len(sides) * base.warmup + config.repeats * sum(
             lv.n_requests for lv in levels) * len(sides)
@@ -115,6 +118,17 @@ async def run_comparison_async(
             failure = _finish(sides, stored, comp_dir, config, reserve, failure)
     _raise_if_stopped(comp_dir, sides, failure)
     return ComparisonOutcome(comp_dir, stored)
+
+
+async def _split_over_workers(stack: contextlib.AsyncExitStack, side: Side, model: str
+                              ) -> None:
+    """The side's own worker processes (`--workers`, `--ray`), sized as `run` sizes them;
+    none where one process keeps up (then the side runs its levels in this one)."""
+    plan = StaticPlan(side.config.load_spec())
+    pool = await stack.enter_async_context(
+        worker_pool(side.config, model, side.secrets.http_headers(), plan))
+    if pool is not None:
+        side.run_level, side.pool = pool.run_level, pool
 
 
 async def _run_slots(

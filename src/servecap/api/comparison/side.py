@@ -77,6 +77,10 @@ class Side:
     # watch, which sets it when the target is gone for good (`RunConfig.outage_s`)
     stop: asyncio.Event | None = None
     watch: OutageWatch | None = None
+    # how the side runs a level: in this process, or split over its own worker processes
+    # (`--workers`, `api.run.run_workers`), as `run` does
+    run_level: Any = run_level
+    pool: Any = None  # the worker pool, whose facts go into the side's run.json
 
     def watch_outage(self, stop: asyncio.Event) -> None:
         """Stop the comparison once this target answers nothing but failures for its
@@ -161,7 +165,7 @@ async def warm_up(side: Side) -> None:
     if side.config.warmup:
         assert side.client is not None
         io = LevelIO(side.client, _source(side), _sink(side, [], NullProgress()), side.ids)
-        await run_level(warmup_level(side.config.warmup), io)
+        await side.run_level(warmup_level(side.config.warmup), io)
 
 
 async def run_slot(side: Side, level: LevelSpec, progress: ProgressSink) -> list[RequestRecord]:
@@ -172,7 +176,8 @@ async def run_slot(side: Side, level: LevelSpec, progress: ProgressSink) -> list
     progress.level_started(level.key, level.n_requests)
     io = LevelIO(side.client, _source(side), _sink(side, bucket, progress), side.ids,
                  side.stop)
-    await run_level(level, io, level_observers(level, RunContext(prefix=side.prefix)), observed)
+    await side.run_level(level, io, level_observers(level, RunContext(prefix=side.prefix)),
+                         observed)
     side.observed[level.key] = observed
     side.planned[level.key] = level.planned_requests()
     side.windows[level.key] = level.window()
@@ -190,6 +195,8 @@ def save_side(side: Side) -> list[LevelSummary]:
         )
         for key, reps in sorted(side.samples.items())
     ]
+    if side.pool is not None:
+        side.info.workers = side.pool.facts()
     write_run_info(side.run_dir, side.info)
     write_summaries(side.run_dir, levels)
     return levels
