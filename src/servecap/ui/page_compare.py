@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
+from pydantic import ValidationError
 
 from servecap.api.comparison.config import (
     DEFAULT_COMPARE_LEVELS,
@@ -14,15 +16,19 @@ from servecap.api.comparison.config import (
 from servecap.api.comparison.report import find_comparison, report_runs, section_of
 from servecap.api.comparison.store import is_comparison
 from servecap.api.comparison.targets import build_targets
+from servecap.api.run.load_settings import LoadSettings, load_fields
 from servecap.api.run.run_config import RunConfig
+from servecap.api.run.workload_options import WorkloadFlags
 from servecap.core.config import SLO, parse_levels
 from servecap.core.errors import UserInputError
-from servecap.kinds.registry import KINDS, load_from_text
+from servecap.core.validation import user_input_error
+from servecap.kinds.registry import KINDS
 from servecap.report.charts_compare import section_charts
 from servecap.report.charts_plotly import figure
 from servecap.ui.compare_jobs import CompareJobs
 from servecap.ui.cost_panel import cost_inputs
 from servecap.ui.labels import message_of
+from servecap.ui.prefix_fields import prefix_fields
 from servecap.ui.text import plain
 
 RUN_DEFAULTS = RunConfig()
@@ -51,19 +57,35 @@ def _form(results: Path, slo: SLO) -> None:
         tokens = st.number_input("Output tokens", 1, 100_000, RUN_DEFAULTS.output_tokens,
                                  key="compare_tokens")
         allow = st.checkbox("Allow different models", key="compare_allow")
+        prefix = prefix_fields("compare_")
         start = st.form_submit_button("Start comparison")
     if not start:
         return
     try:
         specs = [line.strip() for line in targets.splitlines() if line.strip()]
-        plan = load_from_text(load) if load.strip() else None
-        workload = RunConfig(concurrency=parse_levels(levels), rounds=int(rounds),
-                             output_tokens=int(tokens), out_dir=str(results), load=plan)
+        workload = _workload(levels, load, int(rounds), int(tokens), prefix, results)
         config = CompareConfig(build_targets(specs), workload, int(repeats), allow, slo)
     except UserInputError as exc:
         st.error(plain(message_of(exc)))
         return
     compare_jobs().start(config)
+
+
+def _workload(levels: str, load: str, rounds: int, tokens: int, prefix: dict[str, Any],
+              results: Path) -> RunConfig:
+    """What every target runs, by the run's own load rules (`api.run.load_settings`)."""
+    settings = LoadSettings(
+        WorkloadFlags(input_tokens=str(RUN_DEFAULTS.input_tokens), output_tokens=str(tokens),
+                      prefix_hit_rate=prefix["prefix_hit_rate"]),
+        load=load.strip() or None, concurrency=None if load.strip() else levels)
+    fields = load_fields(settings)
+    concurrency = parse_levels(settings.concurrency) if settings.concurrency else list(
+        RUN_DEFAULTS.concurrency)
+    try:
+        return RunConfig(concurrency=concurrency, rounds=rounds, out_dir=str(results),
+                         reset_prefix_cache=prefix["reset_prefix_cache"] or "off", **fields)
+    except ValidationError as exc:
+        raise user_input_error(exc, {"reset_prefix_cache": "reset URL"}, whole="form") from None
 
 
 def _headline(comp_dir: Path, slo: SLO) -> None:
