@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from servecap.api.capacity.capacity import CapacityOptions, find_capacity
+from servecap.api.run.request_options import parse_extra_body, parse_headers
 from servecap.api.run.run_config import RunConfig
 from servecap.cli import run_flags_prefix as pc
 from servecap.cli import run_flags_workload as wf
@@ -35,14 +36,7 @@ from servecap.cli.cost_flags import (
     GpusOption,
     cost_fields,
 )
-from servecap.cli.run_cmd import (
-    CLIENT,
-    RUN,
-    RichProgress,
-    build_config,
-    parse_extra_body,
-    parse_headers,
-)
+from servecap.cli.run_cmd import CLIENT, RUN, RichProgress, build_config
 from servecap.cli.run_flags_workers import WorkersOption, config_fields
 from servecap.core.secrets import Secrets
 from servecap.core.validation import user_input_error

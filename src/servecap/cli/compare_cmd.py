@@ -59,8 +59,8 @@ def _workload(
     extra_body: str | None, outage_s: float, reset_prefix_cache: str = pc.RESET_DEFAULT,
 ) -> RunConfig:
     """The workload every target runs: any load `run` accepts, and what it sends."""
+    from servecap.api.run.request_options import parse_extra_body
     from servecap.api.run.workload_options import check_source
-    from servecap.cli.run_cmd import parse_extra_body  # `run`'s own rule and message
 
     body = parse_extra_body(extra_body)
     fields = load_fields(flags)
@@ -156,8 +156,6 @@ def compare(
     targets = build_targets(target or [], target_model or [], target_extra_body or [],
                             target_gpus or [])
     cost = cost_fields(gpus, gpu_hour_cost, currency)
-    if repeats < 1:
-        raise UserInputError(f"invalid --repeats {repeats}: at least 1")
     slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
     flags = LoadSettings(
         WorkloadFlags(input_tokens, output_tokens, dataset, dataset_format, None, prefix_tokens,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import signal
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from servecap.api.run.find_cmax import refinement_line
 from servecap.api.run.load_settings import LoadSettings, load_fields
+from servecap.api.run.request_options import parse_extra_body, parse_headers
 from servecap.api.run.run import RunOutcome, run_benchmark_async
 from servecap.api.run.run_config import RunConfig
 from servecap.cli import cost_flags
@@ -27,11 +27,10 @@ from servecap.cli import run_flags_prefix as pc
 from servecap.cli import run_flags_sessions as sf
 from servecap.cli import run_flags_workers as wk
 from servecap.cli import run_flags_workload as wf
-from servecap.cli.common import EXIT_INTERRUPTED, fail_input, flag_of, out_dir, user_errors
+from servecap.cli.common import EXIT_INTERRUPTED, flag_of, out_dir, user_errors
 from servecap.cli.tables import levels_table, print_table
-from servecap.core import json_input
 from servecap.core.config import ClientOptions, parse_levels, validate_base_url
-from servecap.core.errors import RunAborted, UserInputError
+from servecap.core.errors import RunAborted
 from servecap.core.level_key import LevelKey
 from servecap.core.numbers import fmt_number
 from servecap.core.records import RequestRecord
@@ -115,53 +114,6 @@ class RichProgress:
 
     def stop(self) -> None:
         self.bar.stop()
-
-
-# RFC 9110 field names are tokens; a space or colon in one would be sent as another header
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-# body keys servecap itself sets per request: overriding them breaks every request
-# (`"stream": false` gets JSON, not a stream) or the measurement (`max_tokens`, `model`)
-OWNED_BODY_KEYS = {
-    "stream": "servecap always streams",
-    "model": "use --model",
-    "max_tokens": "use --output-tokens",
-    "messages": "servecap builds the prompt (--input-tokens)",
-    "prompt": "servecap builds the prompt (--input-tokens)",
-}
-
-
-def parse_headers(values: list[str]) -> dict[str, str]:
-    headers = {}
-    for item in values:
-        name, sep, value = item.partition(":")
-        name = name.strip()
-        if not sep or not name:
-            raise UserInputError(f"invalid --header {name!r}: expected 'Name: value'")
-        if not _HEADER_NAME.match(name):
-            raise UserInputError(
-                f"invalid --header name {printable(name)!r}: letters, digits and "
-                "!#$%&'*+-.^_`|~ only"
-            )
-        if any(ch in value for ch in "\r\n\x00"):
-            raise UserInputError(f"invalid --header {name!r}: the value has a line break")
-        headers[name] = value.strip()
-    return headers
-
-
-def parse_extra_body(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        value = json_input.loads(text)  # no NaN: a request body must be JSON
-    except ValueError as exc:
-        raise UserInputError(f"--extra-body is not valid JSON: {exc}") from exc
-    if not isinstance(value, dict):
-        raise UserInputError("--extra-body must be a JSON object, e.g. '{\"ignore_eos\": true}'")
-    owned = [key for key in value if key in OWNED_BODY_KEYS]
-    if owned:
-        key = owned[0]
-        raise UserInputError(f"--extra-body may not set {key!r}: {OWNED_BODY_KEYS[key]}")
-    return value
 
 
 def build_config(**kw: Any) -> RunConfig:
@@ -316,8 +268,6 @@ def run(
     (virtual users hold multi-turn chats and think between turns); --trace a trace
     replayed once per --trace-speed; --load any load kind by its text form.
     """
-    if endpoint not in ("chat", "completions"):
-        raise fail_input(f"invalid --endpoint {endpoint!r}: use chat or completions")
     headers = parse_headers(header or [])
     flags = LoadSettings(
         wf.WorkloadFlags(input_tokens, output_tokens, dataset, dataset_format, tokenizer,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from servecap.api.comparison.targets import Target
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import SLO
+from servecap.core.errors import bad_setting
 
 # A comparison runs each level `repeats` times per target: fewer levels than a run's sweep.
 DEFAULT_COMPARE_LEVELS: tuple[int, ...] = (1, 2, 4, 8)
@@ -29,3 +30,7 @@ class CompareConfig:
     slo: SLO = field(default_factory=SLO)
     # (baseline, compared) names; empty: every target against the first
     pairs: list[tuple[str, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.repeats < 1:
+            raise bad_setting("repeats", f"{self.repeats}: at least 1", "invalid ")
