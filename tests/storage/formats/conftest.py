@@ -52,17 +52,6 @@ def closed_run(sim: SimServerHandle, tmp_path_factory: pytest.TempPathFactory) -
     return run_closed(sim, tmp_path_factory.mktemp("closed"), [1, 4])
 
 
-def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """`over` merged into `base` at every depth (a later partial's values win), new dicts."""
-    merged = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
 def nulls_or_empties(value: Any, where: str = "") -> list[str]:
     """Every place in `value` that holds a None or an empty object."""
     if value is None:

@@ -20,11 +20,12 @@ from servecap.cli.main import app
 from servecap.core.level_key import LevelKey
 from servecap.core.request_metrics import request_metrics
 from servecap.core.summary import LevelSummary
+from servecap.storage.formats.br_in import deep_merge
 from servecap.storage.formats.br_out import BR_DIR, write_partials_or_note
 from servecap.storage.formats.br_stats import PERCENTILES
 from servecap.storage.import_summary import import_summary
 from servecap.storage.runs import load_run
-from tests.storage.formats.conftest import BR_DATA, deep_merge, nulls_or_empties
+from tests.storage.formats.conftest import BR_DATA, nulls_or_empties
 
 pytestmark = pytest.mark.timeout(120)
 
