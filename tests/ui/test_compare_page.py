@@ -95,6 +95,7 @@ def test_compare_page_takes_the_prefix_cache_settings_and_the_runs_load_rules(
     at.number_input(key="compare_rounds").set_value(2)
     at.number_input(key="compare_tokens").set_value(8)
     at.number_input(key="compare_repeats").set_value(1)
+    at.text_input(key="compare_workers").set_value("1")
     at.radio(key="compare_reset_mode").set_value("auto")  # a form's values apply on submit
     at = at.button[0].click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -110,3 +111,4 @@ def test_compare_page_takes_the_prefix_cache_settings_and_the_runs_load_rules(
     for target in stored["targets"]:
         info = json.loads((comp / target["run_dir"] / "run.json").read_text())
         assert info["config"]["reset_prefix_cache"] == "auto"
+        assert info["config"]["workers"] == 1  # the page's worker processes reach the run

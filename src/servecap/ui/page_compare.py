@@ -18,6 +18,7 @@ from servecap.api.comparison.store import is_comparison
 from servecap.api.comparison.targets import build_targets
 from servecap.api.run.load_settings import LoadSettings, load_fields
 from servecap.api.run.run_config import RunConfig
+from servecap.api.run.run_workers import parse_workers
 from servecap.api.run.workload_options import WorkloadFlags
 from servecap.core.config import SLO, parse_levels
 from servecap.core.errors import UserInputError
@@ -27,6 +28,7 @@ from servecap.report.charts_compare import section_charts
 from servecap.report.charts_plotly import figure
 from servecap.ui.compare_jobs import CompareJobs
 from servecap.ui.cost_panel import cost_inputs
+from servecap.ui.form import RunForm
 from servecap.ui.labels import message_of
 from servecap.ui.prefix_fields import prefix_fields
 from servecap.ui.text import plain
@@ -57,6 +59,9 @@ def _form(results: Path, slo: SLO) -> None:
         tokens = st.number_input("Output tokens", 1, 100_000, RUN_DEFAULTS.output_tokens,
                                  key="compare_tokens")
         allow = st.checkbox("Allow different models", key="compare_allow")
+        workers = st.text_input("Worker processes per target", RunForm.workers,
+                                key="compare_workers",
+                                help="auto: one process while one core keeps up; or N")
         prefix = prefix_fields("compare_")
         start = st.form_submit_button("Start comparison")
     if not start:
@@ -64,6 +69,7 @@ def _form(results: Path, slo: SLO) -> None:
     try:
         specs = [line.strip() for line in targets.splitlines() if line.strip()]
         workload = _workload(levels, load, int(rounds), int(tokens), prefix, results)
+        workload = workload.model_copy(update={"workers": parse_workers(workers)})
         config = CompareConfig(build_targets(specs), workload, int(repeats), allow, slo)
     except UserInputError as exc:
         st.error(plain(message_of(exc)))
