@@ -9,8 +9,12 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from servecap.api.comparison.config import DEFAULT_COMPARE_LEVELS, DEFAULT_REPEATS
-from servecap.api.run.load_settings import LoadSettings, load_fields
+from servecap.api.comparison.config import (
+    DEFAULT_COMPARE_LEVELS,
+    DEFAULT_REPEATS,
+    compare_workload,
+)
+from servecap.api.run.load_settings import LoadSettings
 from servecap.api.run.run_config import RunConfig
 from servecap.api.run.workload_options import WorkloadFlags
 from servecap.cli import run_flags_load as lf
@@ -37,7 +41,6 @@ from servecap.cli.cost_flags import (
     cost_fields,
 )
 from servecap.cli.run_flags_workers import RayOption, WorkersOption, config_fields
-from servecap.core.config import parse_levels
 from servecap.core.errors import UserInputError
 from servecap.core.text import printable
 from servecap.core.validation import user_input_error
@@ -63,12 +66,11 @@ def _workload(
     from servecap.api.run.workload_options import check_source
 
     body = parse_extra_body(extra_body)
-    fields = load_fields(flags)
     try:
-        config = RunConfig(
-            concurrency=parse_levels(flags.concurrency or DEFAULT_LEVELS), rounds=rounds,
-            warmup=warmup, seed=flags.seed, out_dir=str(out), model=model, extra_body=body,
-            outage_s=outage_s, reset_prefix_cache=reset_prefix_cache, **fields,
+        config = compare_workload(
+            flags, rounds=rounds, warmup=warmup, seed=flags.seed, out_dir=str(out),
+            model=model, extra_body=body, outage_s=outage_s,
+            reset_prefix_cache=reset_prefix_cache,
         )
     except ValidationError as exc:
         raise user_input_error(exc, WORKLOAD_FLAGS) from None

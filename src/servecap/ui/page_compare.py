@@ -12,15 +12,16 @@ from servecap.api.comparison.config import (
     DEFAULT_COMPARE_LEVELS,
     DEFAULT_REPEATS,
     CompareConfig,
+    compare_workload,
 )
 from servecap.api.comparison.report import find_comparison, report_runs, section_of
 from servecap.api.comparison.store import is_comparison
 from servecap.api.comparison.targets import build_targets
-from servecap.api.run.load_settings import LoadSettings, load_fields
+from servecap.api.run.load_settings import LoadSettings
 from servecap.api.run.run_config import RunConfig
 from servecap.api.run.run_workers import parse_workers
 from servecap.api.run.workload_options import WorkloadFlags
-from servecap.core.config import SLO, parse_levels
+from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.validation import user_input_error
 from servecap.kinds.registry import KINDS
@@ -84,12 +85,9 @@ def _workload(levels: str, load: str, rounds: int, tokens: int, prefix: dict[str
         WorkloadFlags(input_tokens=str(RUN_DEFAULTS.input_tokens), output_tokens=str(tokens),
                       prefix_hit_rate=prefix["prefix_hit_rate"]),
         load=load.strip() or None, concurrency=None if load.strip() else levels)
-    fields = load_fields(settings)
-    concurrency = parse_levels(settings.concurrency) if settings.concurrency else list(
-        RUN_DEFAULTS.concurrency)
     try:
-        return RunConfig(concurrency=concurrency, rounds=rounds, out_dir=str(results),
-                         reset_prefix_cache=prefix["reset_prefix_cache"] or "off", **fields)
+        return compare_workload(settings, rounds=rounds, out_dir=str(results),
+                                reset_prefix_cache=prefix["reset_prefix_cache"] or "off")
     except ValidationError as exc:
         raise user_input_error(exc, {"reset_prefix_cache": "reset URL"}, whole="form") from None
 
