@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_a_plain_run_names_skipped_suites_and_how_to_enable_them() -> None:
     env = {k: v for k, v in os.environ.items() if k != "SERVECAP_ENGINE_TESTS"}
     result = subprocess.run(
@@ -28,6 +31,7 @@ def test_a_plain_run_names_skipped_suites_and_how_to_enable_them() -> None:
     assert re.search(r"\d+ skipped in", out.rstrip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_a_run_that_skips_nothing_says_nothing() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

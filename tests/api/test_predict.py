@@ -57,6 +57,7 @@ def test_error_label() -> None:
     assert "no held-out error" in error_label(None, None)
 
 
+@pytest.mark.slow
 def test_cli_prints_a_labelled_prediction(tmp_path: Path) -> None:
     path = tmp_path / "flat.toml"
     path.write_text(profile_to_toml(_profile(slots=4)))
@@ -162,6 +163,7 @@ def test_draws_say_whether_c_max_holds_from_draw_to_draw() -> None:
     assert predict(prof, [1, 4], edge, rounds=10).draws_line() is None  # one draw: no line
 
 
+@pytest.mark.slow
 def test_cli_prints_the_draws_and_json_carries_them(tmp_path: Path) -> None:
     path = tmp_path / "flat.toml"
     path.write_text(profile_to_toml(_profile(slots=4)))

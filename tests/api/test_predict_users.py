@@ -16,6 +16,7 @@ from servecap.sim import load_profile
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_the_demo_winner_s_model_says_how_far_its_predicted_users_are_off() -> None:
     """vllm-direct's predicted users are the ones the demo verifies at x1 against `servecap
     sim`. Its wait grows with the load, and users who think keep C_max in flight on average
@@ -37,6 +38,7 @@ def test_the_demo_winner_s_model_says_how_far_its_predicted_users_are_off() -> N
     assert check.line().startswith(f"In the model, {check.users} users thinking exp:45 s miss")
 
 
+@pytest.mark.slow
 def test_users_that_miss_are_searched_down_to_a_count_that_holds() -> None:
     """sglang-direct's model runs a prompt's prefill alone for about 0.4 s: a closed loop's
     waves share one, but users arriving one by one each get their own, and decoding starves.
@@ -54,6 +56,7 @@ def test_users_that_miss_are_searched_down_to_a_count_that_holds() -> None:
     assert check.cell().endswith(f"; {held} hold")
 
 
+@pytest.mark.slow
 def test_a_fast_simulator_s_clock_scales_the_check() -> None:
     """On a run at time scale 2 (SLO, think time and latency on the run's clock: halved TTFT,
     doubled TPS) the model runs the same users on its own clock: the same verdict, and its
@@ -69,6 +72,7 @@ def test_a_fast_simulator_s_clock_scales_the_check() -> None:
     assert scaled.window_s == own.window_s / 2
 
 
+@pytest.mark.slow
 def test_sim_predict_prints_the_check_and_json_carries_it() -> None:
     out = runner.invoke(app, ["sim", "predict", "vllm-direct", "--draws", "1"])
     assert out.exit_code == 0, out.output

@@ -45,6 +45,7 @@ def server_side(run_dir, concurrency):
 @pytest.mark.parametrize(
     ("tokens_per_chunk", "per_chunk_usage"), [(1, False), (4, False), (4, True)]
 )
+@pytest.mark.slow
 def test_measures_the_schedule(tmp_path, tokens_per_chunk, per_chunk_usage):
     interval = ITL_S * tokens_per_chunk
     args = ["--ttft-ms", str(TTFT_S * 1000), "--interval-ms", str(interval * 1000),

@@ -83,6 +83,7 @@ def test_the_complete_prefix_waits_for_every_stream():
     assert rule.outcome.n_judged == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("true_p90", "wrong"), [(1050.0, "pass"), (950.0, "fail")])
 def test_wrong_verdicts_stay_within_the_nominal_rate(true_p90, wrong):
     """Seeded, 300 probes on a known lognormal TTFT whose P90 lies 5% on one side of the

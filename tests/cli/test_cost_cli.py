@@ -54,6 +54,7 @@ def test_stored_cost_is_used_and_overridden(known: Path, tmp_path: Path) -> None
         write_run_info(known, info)
 
 
+@pytest.mark.slow
 def test_report_capacity_section_carries_the_cost(known: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(known), "--out", str(tmp_path), "--gpus", "2",
                                  "--gpu-hour-cost", "2.5"])

@@ -91,6 +91,7 @@ def test_help_shows_no_type_labels(command: list[str]) -> None:
     assert labels == [], labels
 
 
+@pytest.mark.slow
 def test_a_value_typer_rejects_is_one_line_and_exit_2(tmp_path: Path) -> None:
     # a subprocess, as a user runs it: typer's framed usage panel would be several lines
     cases = [(["plan", str(tmp_path), "--stat", "p99"], "'--stat'"),

@@ -43,6 +43,7 @@ def test_every_command_has_examples() -> None:
         assert all(line.startswith("servecap") and len(line) <= 76 for line in lines), lines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", [[], ["run"], ["sim", "predict"]])
 def test_help_ends_with_its_examples_on_whole_lines(path: list[str]) -> None:
     done = servecap(*path, "--help")
@@ -54,6 +55,7 @@ def test_help_ends_with_its_examples_on_whole_lines(path: list[str]) -> None:
     assert text[-len(examples) - 1] == "Examples:"
 
 
+@pytest.mark.slow
 def test_a_mistyped_command_gets_the_closest_one() -> None:
     for typo, meant in ((["rnu"], "run"), (["verfy"], "verify"), (["sim", "predcit"], "predict")):
         done = servecap(*typo)
@@ -61,6 +63,7 @@ def test_a_mistyped_command_gets_the_closest_one() -> None:
         assert f"Did you mean '{meant}'?" in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_a_command_nothing_like_any_lists_them() -> None:
     done = servecap("warp-drive")
     assert done.returncode == 2

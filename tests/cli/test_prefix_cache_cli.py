@@ -26,6 +26,7 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimProcessHandle]:
         yield handle
 
 
+@pytest.mark.slow
 def test_run_plan_and_report_show_the_prefix_cache(sim: SimProcessHandle, tmp_path: Path
                                                     ) -> None:
     out = tmp_path / "runs"
@@ -106,6 +107,7 @@ def test_compare_resets_before_each_slot_of_each_target(sim: SimProcessHandle, t
         assert firsts == {1: 0, 2: 0}, firsts
 
 
+@pytest.mark.slow
 def test_capacity_resets_before_each_probe(sim: SimProcessHandle, tmp_path: Path) -> None:
     result = runner.invoke(app, [
         "capacity", "--base-url", sim.base_url, "--max-concurrency", "2", "--no-verify",

@@ -161,6 +161,7 @@ async def test_keep_alive_reuses_one_connection() -> None:
     assert [r.connect_ms for r in records[1:]] == [None, None]  # reused: nothing opened
 
 
+@pytest.mark.slow
 async def test_stamps_sit_at_the_wire(tmp_path: Path) -> None:
     """sent_at after the TLS handshake (held 0.3 s by the server), before the server
     answers; each chunk stamped after the server wrote it, before the next."""
@@ -229,6 +230,7 @@ async def test_a_timed_send_connects_ahead_and_writes_at_its_target() -> None:
     assert accepted_at[0] < target <= received_at[0]
 
 
+@pytest.mark.slow
 async def test_a_connection_the_server_closes_before_the_target_is_replaced() -> None:
     """The server drops the first connection while the request waits for its target: the
     request goes out whole on a new one, never written to the closed socket."""

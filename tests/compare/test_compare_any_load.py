@@ -26,6 +26,7 @@ def _compare(out: Path, *load: str) -> dict:
     return data
 
 
+@pytest.mark.slow
 def test_rate_levels_on_two_targets(tmp_path: Path) -> None:
     data = _compare(tmp_path / "out", "--rate", "2,4", "--duration", "2", "--warmup-s", "0.2",
                     "--cooldown-s", "0.2")
@@ -40,6 +41,7 @@ def test_rate_levels_on_two_targets(tmp_path: Path) -> None:
     assert all(lv["metrics"]["tps_mean"]["better"] == "fast" for lv in pair["levels"])
 
 
+@pytest.mark.slow
 def test_users_levels_on_two_targets(tmp_path: Path) -> None:
     data = _compare(tmp_path / "out", "--users", "2,4", "--duration", "2",
                     "--think-time", "fixed:0.1", "--turns", "2")
@@ -50,6 +52,7 @@ def test_users_levels_on_two_targets(tmp_path: Path) -> None:
         assert all(lv["n_ok"] > 0 for lv in levels)
 
 
+@pytest.mark.slow
 def test_a_load_from_its_text_form_and_a_bad_one(tmp_path: Path) -> None:
     data = _compare(tmp_path / "ok", "--load", "shape=steps:4,8:1s")
     assert {s["level"] for s in data["slots"]} == {"shape=1"}

@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 from servecap.cli.main import app
 
+pytestmark = pytest.mark.slow  # each module's fixture runs a whole run
+
 runner = CliRunner()
 
 

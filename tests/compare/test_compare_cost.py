@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 from servecap.cli.main import app
 
+pytestmark = pytest.mark.slow  # each module's fixture runs a whole run
+
 runner = CliRunner()
 SLOW = ["--ttft-slo-ms", "5000", "--tps-slo", "1"]  # both targets hold every level
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from servecap.cli.main import app
@@ -16,6 +17,7 @@ runner = CliRunner()
 TARGETS = ["--target", "a=sim:deterministic*2", "--target", "b=sim:deterministic"]
 
 
+@pytest.mark.slow
 def test_each_target_splits_its_levels_over_its_own_workers(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = runner.invoke(app, [

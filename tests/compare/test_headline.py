@@ -4,6 +4,7 @@ two step costs 10% apart, and two identical targets."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from servecap.analysis.capacity_delta import headline
 from servecap.analysis.comparison import Repeats, compare_targets
@@ -53,6 +54,7 @@ def test_ten_percent_cheaper_steps_come_out_b_better_and_covered() -> None:
         assert ttft.difference.contains(true_gap)
 
 
+@pytest.mark.slow
 def test_identical_targets_no_significant_difference_in_nine_of_ten() -> None:
     none = 0
     for seed in range(10):

@@ -75,6 +75,7 @@ def test_interleaved_schedule_runs_one_slot_at_a_time(tmp_path: Path) -> None:
     assert all(earlier[1] <= later[0] for earlier, later in zip(spans, spans[1:]))
 
 
+@pytest.mark.slow
 def test_different_models_are_refused_before_any_load(tmp_path: Path) -> None:
     config = _config(tmp_path / "out", ["a=sim:deterministic", "b=sim:vllm-direct"], 1)
     with servers(config.targets) as urls, pytest.raises(UserInputError,

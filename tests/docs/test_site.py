@@ -90,6 +90,7 @@ def missing_options(sections: dict[str, str], expected: dict[str, list[str]]) ->
     return missing
 
 
+@pytest.mark.slow
 def test_every_command_and_option_is_in_the_cli_reference(site: Path) -> None:
     expected = expected_options()
     assert {"servecap-run", "servecap-sim-calibrate", "servecap-verify"} <= set(expected)

@@ -37,6 +37,7 @@ def _last_line(result: CliResult) -> str:
     return [line for line in result.stderr.splitlines() if line.strip()][-1]
 
 
+@pytest.mark.slow
 def test_a_target_gone_for_good_stops_the_comparison(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

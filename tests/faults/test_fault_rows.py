@@ -123,6 +123,7 @@ def _check_summary(level: dict[str, Any], all_rows: list[dict[str, Any]],
                 assert level[name] == pytest.approx(getattr(ok_only, name)), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", sorted(EXPECTED))
 def test_fault_is_recorded_and_run_goes_on(fault: str, tmp_path: Path) -> None:
     expect = EXPECTED[fault]
@@ -140,6 +141,7 @@ def test_utf8_split_decodes_every_character(tmp_path: Path) -> None:
     assert all_rows[1]["output_chars"] == len("héllo 世界 🙂")
 
 
+@pytest.mark.slow
 def test_drip_feed_keeps_tokens_so_far(tmp_path: Path) -> None:
     all_rows, _ = _run_with_fault("drip_feed", tmp_path)
     row = all_rows[1]

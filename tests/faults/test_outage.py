@@ -15,6 +15,7 @@ from tests.servers import fault_server
 from tests.servers.fault_server import FaultServer, FaultServerThread
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_server_gone_for_good_stops_the_run(
     workers: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

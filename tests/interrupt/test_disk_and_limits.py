@@ -68,6 +68,7 @@ def _limited(soft: int, hard: int) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
+@pytest.mark.slow
 def test_concurrency_above_hard_file_limit_refused(tmp_path: Path) -> None:
     server = FaultServer()
     with FaultServerThread(server) as thread:
@@ -80,6 +81,7 @@ def test_concurrency_above_hard_file_limit_refused(tmp_path: Path) -> None:
     assert server.completions == 0
 
 
+@pytest.mark.slow
 def test_soft_file_limit_raised_to_fit() -> None:
     code = (
         "import resource\n"

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from servecap.kinds.planned import PlannedLevel
 from servecap.kinds.registry import KINDS
 
@@ -76,6 +78,7 @@ def branches(source: str, where: str) -> list[str]:
     return [found[line] for line in sorted(found)]
 
 
+@pytest.mark.slow
 def test_no_code_outside_kinds_branches_on_a_kind() -> None:
     found = []
     for path in sorted(SRC.rglob("*.py")):

@@ -335,6 +335,7 @@ def test_counts_follow_the_ramp_in_first_and_last_thirds() -> None:
         assert abs(got.mean() - want) < 3 * math.sqrt(want / len(SEEDS))
 
 
+@pytest.mark.slow
 def test_large_shape_uses_several_chunks_and_stays_deterministic() -> None:
     shape = parse_shape("ramp:10000:30000:200s")  # ~4M candidates, several chunks
     a, b = shape_offsets_s(shape, 3), shape_offsets_s(shape, 3)

@@ -61,6 +61,7 @@ def _offsets(run_dir: Path) -> list[int]:
     return sorted(r["scheduled_at"] - start for r in rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_step_shape_runs_plans_and_reports(
     sim: SimProcessHandle, tmp_path: Path, workers: str

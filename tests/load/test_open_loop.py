@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 
+import pytest
+
 from servecap.client.http import StreamingClient, make_session
 from servecap.core.config import ClientOptions
 from servecap.core.level_key import LevelKey
@@ -30,6 +32,7 @@ async def _run(base_url: str, level: OpenLevel) -> list[RequestRecord]:
     return sorted(out, key=lambda r: r.stream_index)
 
 
+@pytest.mark.slow
 def test_targets_are_the_arrival_schedule_exactly() -> None:
     level = OpenLoad(rates=[40.0], requests=24, seed=7, warmup_s=0, cooldown_s=0).levels()[0]
     planned = ArrivalProcess("poisson", 40.0).offsets(seed=7, count=24)
@@ -51,6 +54,7 @@ def test_targets_are_the_arrival_schedule_exactly() -> None:
     assert any(b.sent_at < a.ended_at for a, b in itertools.pairwise(rows))  # type: ignore[operator]
 
 
+@pytest.mark.slow
 def test_a_full_cap_waits_and_the_wait_is_recorded() -> None:
     level = OpenLoad(
         rates=[100.0], arrival="constant", requests=6, max_concurrency=1,

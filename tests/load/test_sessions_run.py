@@ -64,6 +64,7 @@ def rows_of(run_dir):
     return [json.loads(line) for line in (run_dir / "requests.jsonl").open()]
 
 
+@pytest.mark.slow
 def test_history_carries_earlier_turns_and_answers(tmp_path):
     seen: list[list[dict[str, str]]] = []
     with AppThread(chat_app(seen)) as server:
@@ -95,6 +96,7 @@ def test_history_carries_earlier_turns_and_answers(tmp_path):
     assert level.mean_concurrency is not None and level.law_concurrency is not None
 
 
+@pytest.mark.slow
 def test_failed_turn_ends_the_conversation(tmp_path):
     seen: list[list[dict[str, str]]] = []
     with AppThread(chat_app(seen, fail_every=4)) as server:
@@ -168,6 +170,7 @@ def sharegpt_file(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_dataset_conversations_supply_the_user_turns(tmp_path):
     """Each conversation's human turns, in order, with the server's answers (never the
     recorded ones) between them; `--turns all` (the default with --dataset) sends them all."""
@@ -198,6 +201,7 @@ def test_dataset_conversations_supply_the_user_turns(tmp_path):
     assert info["config"]["load"]["turns"] == "all"
 
 
+@pytest.mark.slow
 def test_turns_caps_a_dataset_conversation(tmp_path):
     seen: list[list[dict[str, str]]] = []
     path = sharegpt_file(tmp_path)
@@ -217,6 +221,7 @@ def test_turns_all_needs_a_dataset():
     assert result.exit_code == 2 and "needs --dataset" in result.output, result.output
 
 
+@pytest.mark.slow
 def test_a_level_ends_on_time_though_some_users_would_start_after_it(tmp_path):
     # With exp:600 thinks most users' first turns (steady-state offsets, mean 600 s) fall
     # after this 1 s level: they never send, and the level must not wait for them.

@@ -117,6 +117,7 @@ def test_two_workers_give_one_process_summaries_on_the_same_schedule(tmp_path):
     assert load_run(closed.run_dir).levels[1].workers == 2  # the stored run reads back
 
 
+@pytest.mark.slow
 def test_a_killed_worker_loses_no_row_and_is_named(tmp_path):
     seen: list[int] = []
 

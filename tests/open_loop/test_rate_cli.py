@@ -66,6 +66,7 @@ def sim() -> Iterator[SimProcessHandle]:
         yield handle
 
 
+@pytest.mark.slow
 def test_rate_sweep_then_plan_then_report(sim: SimProcessHandle, tmp_path: Path) -> None:
     rates = [4, 16, 64]
     result = invoke(rate_args(
@@ -125,6 +126,7 @@ def test_rate_sweep_then_plan_then_report(sim: SimProcessHandle, tmp_path: Path)
     assert "Open loop: against offered rate" in (tmp_path / "rep" / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_an_open_loop_sends_a_length_distribution_and_records_what_it_asked(
     sim: SimProcessHandle, tmp_path: Path
 ) -> None:

@@ -84,6 +84,7 @@ json_rows = st.dictionaries(
 @SETTINGS
 @given(lines=st.lists(noisy_bytes | json_rows.map(lambda d: json.dumps(d).encode()),
                       max_size=8))
+@pytest.mark.slow
 def test_requests_jsonl_then_summary(workdir: Path, lines: list[bytes]) -> None:
     """Garbage rows are skipped; a partial run still loads and summarises."""
     run = workdir / "run"

@@ -105,6 +105,7 @@ def test_imported_table_reader(workdir: Path, data: bytes) -> None:
     _parsed_or_user_error(lambda: read_summary_table(path))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(data=inputs)
 def test_comparison_reader(workdir: Path, data: bytes) -> None:
@@ -117,6 +118,7 @@ def test_comparison_reader(workdir: Path, data: bytes) -> None:
 @SETTINGS
 @given(run_json=inputs | st.just(b'{"name": "a", "status": "running"}'),
        summary=inputs | st.just(b""), rows=inputs)
+@pytest.mark.slow
 def test_stored_run_reader(workdir: Path, run_json: bytes, summary: bytes,
                            rows: bytes) -> None:
     from servecap.storage.runs import load_run

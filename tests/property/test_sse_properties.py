@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -107,6 +108,7 @@ chunk_like = st.fixed_dictionaries({}, optional={
 @given(st.lists(st.tuples(st.sampled_from(["message", "message", "error"]),
                           chunk_like | json_values), max_size=6),
        st.booleans())
+@pytest.mark.slow
 @example([("message", {"choices": [{"delta": [1]}]})], True)
 @example([("message", {"choices": [{"delta": "text"}]})], True)
 @example([("message", {"choices": [{"delta": {"content": 5}}]})], True)

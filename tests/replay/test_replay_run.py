@@ -31,6 +31,7 @@ TRACE = """TIMESTAMP,ContextTokens,GeneratedTokens
 """
 
 
+@pytest.mark.slow
 def test_a_replay_sends_each_row_at_its_offset_with_its_lengths(tmp_path: Path) -> None:
     trace = tmp_path / "t.csv"
     trace.write_text(TRACE)

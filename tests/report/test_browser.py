@@ -50,6 +50,7 @@ def _labels_clear_of_the_edge(page) -> None:
     page.locator("#chart-09").screenshot(path=str(ARTIFACTS / "heatmap.png"))
 
 
+@pytest.mark.slow
 def test_report_renders_offline(seed_report: ReportPaths) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     errors: list[str] = []

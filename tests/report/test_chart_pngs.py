@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from servecap.api.stored.report import ReportModel
 from servecap.report.charts_png import render_png
 from servecap.report.charts_spec import CHARTS, all_charts
 
 
+@pytest.mark.slow
 def test_every_png_draws_readable_tick_labels(seed_model: ReportModel, tmp_path: Path) -> None:
     drawn = {}
     for chart in all_charts(seed_model):
@@ -40,6 +43,7 @@ def test_a_dollar_in_a_run_name_stays_text(seed_model: ReportModel, tmp_path: Pa
             assert rows and all(t.width_px > 40 for t in rows)
 
 
+@pytest.mark.slow
 def test_a_run_missing_metrics_draws_every_png_without_a_warning(tmp_path: Path) -> None:
     """Charts whose traces have no points for this run (imported summaries lack ITL, chunk
     gaps, ...) draw no legend rather than matplotlib's "No artists with labels" warning."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -21,6 +22,7 @@ def _app() -> typer.Typer:
     return app
 
 
+@pytest.mark.slow
 def test_report_command_writes_the_report(seed_run_dirs: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "R"
     args = ["report", *map(str, seed_run_dirs), "--out", str(out), "--title", "Seed",

@@ -61,6 +61,7 @@ def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_html_stays_inert(hostile_report: Path) -> None:
     html = (hostile_report / "report.html").read_text()
     assert SCRIPT not in html and IMG not in html and "<a href='javascript" not in html

@@ -28,6 +28,7 @@ def _mean_error(run: PredictedRun, keys: tuple[str, ...]) -> float:
     return float(np.mean([abs(p - m) / m for m, p in cells if m and p is not None]))
 
 
+@pytest.mark.slow
 def test_the_seed_run_beside_its_own_profile(seed_run_dirs: list[Path]) -> None:
     """vllm-direct's seed table beside the profile fitted to it: the measured cells are the
     table's, and their error is the profile's published fit error (the same sweep)."""
@@ -60,6 +61,7 @@ def test_the_seed_run_beside_its_own_profile(seed_run_dirs: list[Path]) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_report_at_another_ttft_objective_says_the_fit_guarded_1_s(
     seed_run_dirs: list[Path], tmp_path: Path
 ) -> None:
@@ -73,6 +75,7 @@ def test_a_report_at_another_ttft_objective_says_the_fit_guarded_1_s(
     assert note in write_report(model, tmp_path / "R").markdown.read_text()
 
 
+@pytest.mark.slow
 def test_the_report_files_show_the_tables(seed_run_dirs: list[Path], tmp_path: Path) -> None:
     model = build_report(load_runs(seed_run_dirs[:1]), ReportOptions(),
                          predict_with=load_profile("vllm-direct"))  # fmt: skip
@@ -93,6 +96,7 @@ def test_the_report_files_show_the_tables(seed_run_dirs: list[Path], tmp_path: P
     assert "Predicted beside measured" not in plain.markdown.read_text()
 
 
+@pytest.mark.slow
 def test_the_capacity_table_names_the_levels_that_decide_c_max_by_chance(
     seed_run_dirs: list[Path], tmp_path: Path
 ) -> None:
@@ -120,6 +124,7 @@ def test_a_prediction_goes_on_a_fast_simulator_s_clock() -> None:
     assert at_time_scale(row, 1.0) is row
 
 
+@pytest.mark.slow
 def test_a_bad_profile_is_refused_before_anything_is_written(
     seed_run_dirs: list[Path], tmp_path: Path
 ) -> None:
@@ -131,6 +136,7 @@ def test_a_bad_profile_is_refused_before_anything_is_written(
         assert res.stderr.count("\n") == 1 and not out.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_real_run_beside_the_profile_that_served_it(tmp_path: Path) -> None:
     """A real sweep (the client, loopback HTTP) of a profile served at 4x, at 512/32, then

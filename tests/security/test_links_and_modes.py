@@ -47,6 +47,7 @@ def test_run_files_are_private_under_umask_0(stored_run: Path) -> None:
         assert mode == (0o700 if path.is_dir() else 0o600), (path, oct(mode))
 
 
+@pytest.mark.slow
 def test_report_replaces_planted_links_and_leaves_their_targets(
     stored_run: Path, tmp_path: Path
 ) -> None:

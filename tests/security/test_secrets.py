@@ -29,6 +29,7 @@ def _run_and_report(base_url: str, tmp_path: Path, env: dict[str, str],
             + reported.stderr, "show": shown.stdout + shown.stderr}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_name", ["OPENAI_API_KEY", "SERVECAP_API_KEY"])
 def test_canary_key_reaches_server_but_no_artifact(env_name: str, tmp_path: Path) -> None:
     server = FaultServer(queue=["ok", "echo_secrets", "echo_secrets_in_stream", "ok"])
@@ -43,6 +44,7 @@ def test_canary_key_reaches_server_but_no_artifact(env_name: str, tmp_path: Path
     assert find_secret(tmp_path, SECRETS, outputs) == []
 
 
+@pytest.mark.slow
 def test_url_credentials_sent_as_basic_auth_and_never_stored(tmp_path: Path) -> None:
     server = FaultServer(queue=["ok", "echo_secrets", "ok"])
     with FaultServerThread(server) as thread:
@@ -64,6 +66,7 @@ def test_url_credentials_and_api_key_refused(tmp_path: Path) -> None:
     assert find_secret(tmp_path, SECRETS, {"err": result.stderr + result.stdout}) == []
 
 
+@pytest.mark.slow
 def test_header_names_kept_values_dropped(tmp_path: Path) -> None:
     with FaultServerThread(FaultServer()) as thread:
         _run_and_report(thread.base_url, tmp_path, {"OPENAI_API_KEY": KEY})
@@ -100,6 +103,7 @@ def test_a_header_token_echoed_without_its_scheme_is_redacted(tmp_path: Path) ->
     assert find_secret(tmp_path, [HDR_TOKEN], {"out": ran.stdout + ran.stderr}) == []
 
 
+@pytest.mark.slow
 def test_server_info_that_echoes_headers_is_redacted(tmp_path: Path) -> None:
     server = FaultServer(echo_info=True)
     with FaultServerThread(server) as thread:
@@ -113,6 +117,7 @@ def test_server_info_that_echoes_headers_is_redacted(tmp_path: Path) -> None:
     assert find_secret(tmp_path, [*SECRETS, basic, f"user:{URL_PASSWORD}"], outputs) == []
 
 
+@pytest.mark.slow
 def test_server_info_echo_of_the_api_key_is_redacted(tmp_path: Path) -> None:
     server = FaultServer(echo_info=True)
     with FaultServerThread(server) as thread:

@@ -25,6 +25,8 @@ from servecap.storage.run_dir import iter_records
 from servecap.storage.server_metrics_file import StoredScrape, read_scrapes
 from tests.servers.app_thread import AppThread
 
+pytestmark = pytest.mark.slow  # each module's fixture runs a whole run
+
 ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION_total"
 POWER = "DCGM_FI_DEV_POWER_USAGE"
 

@@ -135,6 +135,7 @@ def test_auto_without_metrics_turns_itself_off_and_says_so(tmp_path: Path) -> No
     assert all(lv.server_scrapes is None for lv in levels)
 
 
+@pytest.mark.slow
 def test_off_scrapes_nothing(tmp_path: Path) -> None:
     with FaultServerThread(FaultServer()) as server:
         info, _ = _run(server.base_url, tmp_path, server_metrics="off")

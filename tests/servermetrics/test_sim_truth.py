@@ -21,6 +21,8 @@ from servecap.core.config import ClientOptions
 from servecap.sim import SimProcessHandle, start_server_process
 from servecap.storage.server_metrics_file import SERVER_METRICS_FILE, read_scrapes
 
+pytestmark = pytest.mark.slow  # each module's fixture runs a whole run
+
 PROFILE = """
 name = "metrics-truth"
 model_id = "metrics-truth"

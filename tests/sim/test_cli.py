@@ -87,6 +87,7 @@ def test_calibrate_writes_a_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert sim_cli.load_profile(str(out)) == prof
 
 
+@pytest.mark.slow
 def test_calibrate_for_llama_cpp_fits_where_decoding_stops_growing(tmp_path: Path) -> None:
     """`--engine llama.cpp`: llama-server's base (its slots from --max-num-seqs, no frontend
     spread) with the decode cap fitted: levels whose ITL stops growing past c=4 are fitted
@@ -116,6 +117,7 @@ def _summary(folder: Path, rows: list[dict[str, float]]) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_calibrate_fits_several_runs_as_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -23,6 +23,7 @@ def _by_c(rows: list[dict[str, float]], key: str) -> dict[int, float]:
 @pytest.mark.parametrize(("direct", "spec", "speedup"), [
     ("vllm-direct", "vllm-spec", 1.9), ("sglang-direct", "sglang-spec", 1.6),
 ])  # fmt: skip
+@pytest.mark.slow
 def test_spec_speedup_at_one_user(
     direct: str, spec: str, speedup: float, sweeps: dict[str, list[dict[str, float]]]
 ) -> None:

@@ -29,11 +29,13 @@ def test_mean_interval_covers_true_mean_at_nominal_rate():
     assert 0.90 <= rate <= 0.99
 
 
+@pytest.mark.slow
 def test_p90_interval_covers_true_tail_at_nominal_rate():
     rate = coverage(lambda rng, n: rng.exponential(1.0, n), math.log(10), "p90")
     assert 0.90 <= rate <= 0.99
 
 
+@pytest.mark.slow
 def test_tps_p90_interval_covers_the_low_tail():
     # P90 of a higher-is-better metric is its 10th percentile: 50 - 1.28 * 10 here.
     truth = 50.0 - Z90 * 10.0
@@ -70,6 +72,7 @@ def test_width_shrinks_with_more_samples_and_grows_with_confidence():
     assert wide.low < narrow.low < narrow.high < wide.high
 
 
+@pytest.mark.slow
 def test_chunking_does_not_change_the_result(monkeypatch):
     # 10,000 values x 1,000 resamples spans several internal chunks; one big chunk agrees.
     values = np.random.default_rng(11).exponential(1.0, 10_000)

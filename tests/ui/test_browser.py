@@ -188,6 +188,7 @@ def compare_and_download(page: Any, target: Path) -> None:
     shot(page, "05-report-built")
 
 
+@pytest.mark.slow
 def test_try_it_run_plan_compare_download(
     ui_server: tuple[str, Path], sim: SimServerHandle, tmp_path: Path
 ) -> None:

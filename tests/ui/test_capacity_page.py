@@ -40,6 +40,7 @@ def test_the_form_names_its_own_labels(tmp_path: Path) -> None:
         build_capacity_job(CapacityForm(base_url=""), SLO(), tmp_path)
 
 
+@pytest.mark.slow
 def test_an_unreachable_server_is_named_and_nothing_starts(
     app_factory: Any, tmp_path: Path
 ) -> None:
@@ -55,6 +56,7 @@ def test_an_unreachable_server_is_named_and_nothing_starts(
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_the_page_finds_capacity_and_shows_the_answer(
     app_factory: Any, sim: Any, tmp_path: Path
 ) -> None:

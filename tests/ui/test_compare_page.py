@@ -10,6 +10,7 @@ import pytest
 pytestmark = pytest.mark.timeout(240)
 
 
+@pytest.mark.slow
 def test_compare_page_starts_a_comparison_and_shows_its_headline(
     app_factory: Any, tmp_path: Path
 ) -> None:
@@ -50,6 +51,7 @@ def test_compare_page_bad_targets_say_why(app_factory: Any, tmp_path: Path) -> N
     assert any("at least two" in e.value for e in at.error)
 
 
+@pytest.mark.slow
 def test_compare_page_runs_any_kind_from_the_load_field(
     app_factory: Any, tmp_path: Path
 ) -> None:
@@ -74,6 +76,7 @@ def test_compare_page_runs_any_kind_from_the_load_field(
     assert '"level": "shape=1"' in slots and '"level": "c=' not in slots
 
 
+@pytest.mark.slow
 def test_compare_page_takes_the_prefix_cache_settings_and_the_runs_load_rules(
     app_factory: Any, tmp_path: Path
 ) -> None:

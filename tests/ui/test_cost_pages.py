@@ -22,6 +22,7 @@ def _cost_frame(at: Any) -> Any:
     return next(d.value for d in at.dataframe if "cost / user / hour" in d.value.columns)
 
 
+@pytest.mark.slow
 def test_results_page_prices_the_run(app_factory: Any, two_runs: Path) -> None:
     at = app_factory(two_runs)
     at = at.sidebar.radio(key="page").set_value("Results").run()
@@ -61,6 +62,7 @@ def comparison(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_compare_page_says_which_is_cheaper_per_user(app_factory: Any, comparison: Path) -> None:
     at = app_factory(comparison)
     at = at.sidebar.radio(key="page").set_value("Compare").run()

@@ -57,6 +57,7 @@ def test_the_run_page_refuses_a_bad_reset_url(app_factory: Any, tmp_path: Path) 
     assert not any(p.is_dir() for p in tmp_path.iterdir())  # nothing ran, nothing saved
 
 
+@pytest.mark.slow
 def test_the_results_page_shows_the_prefix_cache(app_factory: Any, tmp_path: Path,
                                                  caching_sim: SimProcessHandle) -> None:
     config = RunConfig(

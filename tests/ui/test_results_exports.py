@@ -15,6 +15,7 @@ import pytest
 pytestmark = pytest.mark.timeout(120)
 
 
+@pytest.mark.slow
 def test_results_page_downloads_br_partials_and_tables(app_factory: Any, two_runs: Path) -> None:
     at = app_factory(two_runs)
     at = at.sidebar.radio(key="page").set_value("Results").run()

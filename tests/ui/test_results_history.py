@@ -15,6 +15,7 @@ def metrics(at: Any) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
+@pytest.mark.slow
 def test_results_page_table_capacity_and_live_slo(app_factory: Any, two_runs: Path) -> None:
     at = app_factory(two_runs)
     at = at.sidebar.radio(key="page").set_value("Results").run()
@@ -48,6 +49,7 @@ def test_results_page_table_capacity_and_live_slo(app_factory: Any, two_runs: Pa
     assert at.button(key="results-build") is not None
 
 
+@pytest.mark.slow
 def test_results_report_zip_download(app_factory: Any, two_runs: Path) -> None:
     at = app_factory(two_runs)
     at = at.sidebar.radio(key="page").set_value("Results").run()
@@ -57,6 +59,7 @@ def test_results_report_zip_download(app_factory: Any, two_runs: Path) -> None:
     assert downloads and "ZIP" in downloads[0].proto.label
 
 
+@pytest.mark.slow
 def test_results_page_finds_the_runs_a_comparison_folder_holds(
     app_factory: Any, two_runs: Path, tmp_path: Path
 ) -> None:
@@ -123,6 +126,7 @@ def test_history_reports_a_broken_run_and_keeps_the_rest(
     assert len(at.dataframe[0].value) == 2
 
 
+@pytest.mark.slow
 def test_results_page_shows_verified_beside_predicted(app_factory: Any, tmp_path: Path) -> None:
     from tests.api.test_verified_display import sweep_and_verify
 
@@ -143,6 +147,7 @@ def test_results_page_shows_verified_beside_predicted(app_factory: Any, tmp_path
     assert shown["Users (verified, measured)"] == "90"
 
 
+@pytest.mark.slow
 def test_results_page_starts_a_verify_run(app_factory: Any, sim: Any, tmp_path: Path) -> None:
     import json
 
@@ -175,6 +180,7 @@ def test_results_page_starts_a_verify_run(app_factory: Any, sim: Any, tmp_path: 
     assert shown == (str(predicted) if result["verified_users"] else f"{predicted} did not pass")
 
 
+@pytest.mark.slow
 def test_results_page_predicts_beside_the_run(app_factory: Any, two_runs: Path,
                                               tmp_path: Path) -> None:  # fmt: skip
     """A profile picked on the Results page predicts the run's own levels at its lengths

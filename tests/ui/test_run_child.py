@@ -33,6 +33,7 @@ def run_child(stdin: str) -> list[dict]:
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
+@pytest.mark.slow
 def test_progress_lines_from_start_to_end(sim: SimServerHandle, tmp_path: Path) -> None:
     events = run_child(job(sim.base_url, tmp_path, rounds=3))
     kinds = [e["event"] for e in events]
@@ -46,6 +47,7 @@ def test_progress_lines_from_start_to_end(sim: SimServerHandle, tmp_path: Path) 
             assert "sk-child-secret-1234" not in path.read_text(errors="replace")
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_error_event(tmp_path: Path) -> None:
     events = run_child(job("http://127.0.0.1:9/v1", tmp_path, rounds=1))
     assert [e["event"] for e in events] == ["error"]
@@ -53,6 +55,7 @@ def test_bad_input_is_one_error_event(tmp_path: Path) -> None:
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_the_run_stops_and_is_saved_when_its_app_goes_away(
     sim: SimServerHandle, tmp_path: Path
 ) -> None:

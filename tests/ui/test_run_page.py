@@ -51,6 +51,7 @@ def poll_until_done(at: Any, timeout: float = 60.0) -> Any:
     return at.run()
 
 
+@pytest.mark.slow
 def test_try_it_states_its_time_scale_and_runs_the_load_in_a_child(
     app_factory: Any, tmp_path: Path
 ) -> None:
@@ -107,6 +108,7 @@ def test_bad_input_shows_message_and_starts_nothing(
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_unreachable_server_is_a_clear_message(app_factory: Any, tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
     at = start(app_factory(tmp_path), url, [1, 2])
@@ -117,6 +119,7 @@ def test_unreachable_server_is_a_clear_message(app_factory: Any, tmp_path: Path)
     assert any("cannot reach server" in e for e in errors(at))
 
 
+@pytest.mark.slow
 def test_run_shows_levels_then_results(
     app_factory: Any, tmp_path: Path, sim: SimServerHandle
 ) -> None:
@@ -142,6 +145,7 @@ def test_run_shows_levels_then_results(
     assert not any("<b>bold</b>" in m.value for m in at.markdown)
 
 
+@pytest.mark.slow
 def test_cancel_keeps_the_run_incomplete(
     app_factory: Any, tmp_path: Path, sim: SimServerHandle
 ) -> None:
@@ -160,6 +164,7 @@ def test_cancel_keeps_the_run_incomplete(
     assert json.loads((run_dir / "run.json").read_text())["status"] == "incomplete"
 
 
+@pytest.mark.slow
 def test_second_session_reattaches_to_the_running_run(
     app_factory: Any, tmp_path: Path, sim: SimServerHandle
 ) -> None:

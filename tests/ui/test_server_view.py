@@ -28,6 +28,7 @@ def scraped(sim: SimServerHandle, tmp_path_factory: pytest.TempPathFactory) -> P
     return results
 
 
+@pytest.mark.slow
 def test_the_results_page_shows_the_scraped_run_s_timeline(
     app_factory: Any, scraped: Path
 ) -> None:

@@ -31,6 +31,7 @@ def session_members(sid: int) -> list[int]:
     return members
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_sigterm_to_the_ui_pid_stops_streamlit_and_frees_the_port(tmp_path: Path) -> None:
     port = free_port()

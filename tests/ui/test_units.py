@@ -73,6 +73,7 @@ def test_streamlit_command_is_headless_loopback_without_stats(tmp_path: Path) ->
     assert parse_app_args([]) == Path("results")
 
 
+@pytest.mark.slow
 def test_manager_runs_in_background_and_refuses_a_second(
     sim: SimServerHandle, tmp_path: Path
 ) -> None:
@@ -90,6 +91,7 @@ def test_manager_runs_in_background_and_refuses_a_second(
     assert job.outcome.info.status == "incomplete"
 
 
+@pytest.mark.slow
 def test_manager_preflight_error_leaves_nothing(tmp_path: Path) -> None:
     from servecap.api.run.run import Secrets
 

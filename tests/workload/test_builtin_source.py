@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from servecap.api.run.run import run_benchmark_async
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
@@ -79,6 +81,7 @@ def cache_counters(base_url: str) -> tuple[float, float]:
     return seen["vllm:prefix_cache_queries_total"], seen["vllm:prefix_cache_hits_total"]
 
 
+@pytest.mark.slow
 def test_a_sweep_past_one_round_finds_nothing_in_the_servers_prefix_cache(
     tmp_path: Path,
 ) -> None:

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,7 @@ def test_offsets_are_ordered_after_t0(process, rate, k, seed, count, t0):
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(["normal:{a}:{b}", "lognormal:{a}:{b}", "uniform:{a}:{c}"]),
        st.integers(1, 100_000), st.floats(0, 5), st.integers(0, 2**32))
+@pytest.mark.slow
 def test_lengths_are_whole_and_at_least_one(template, a, b, seed):
     spec = template.format(a=a, b=round(b, 3), c=a + int(b * 100))
     values = parse_length_spec(spec).sample(500, np.random.default_rng(seed))

@@ -49,6 +49,7 @@ def test_nelder_mead_stays_in_the_unit_cube() -> None:
     assert np.all((x >= 0) & (x <= 1)) and np.allclose(x, 1.0, atol=0.05)
 
 
+@pytest.mark.slow
 def test_fit_recovers_known_parameters() -> None:
     truth = ModelParams(step_base_ms=12.0, decode_ms_per_seq=0.8, prefill_ms_per_token=0.1)
     target = closed_loop_sweep(truth, [1, 8, 32], rounds=3)
@@ -60,6 +61,7 @@ def test_fit_recovers_known_parameters() -> None:
     assert got.decode_ms_per_seq == pytest.approx(0.8, rel=0.1)
 
 
+@pytest.mark.slow
 def test_fit_does_not_stall_on_a_real_engine_s_levels() -> None:
     """CI's llama-server levels (tests/data/README.md): one Nelder-Mead pass stalled at a
     32% fit error with c=1 ITL 57% off, which a profile must trivially match."""
@@ -70,6 +72,7 @@ def test_fit_does_not_stall_on_a_real_engine_s_levels() -> None:
     assert errors["c=1 itl_mean_ms"] <= 0.1, errors
 
 
+@pytest.mark.slow
 def test_a_decode_cap_between_two_levels_is_found() -> None:
     """llama-server's ITL stops growing past c=4 (tests/data/README.md): started with no
     cap only, the search stalled at a 15.8% fit error, c=8's ITL far off; it also starts at
@@ -87,6 +90,7 @@ def test_fit_rejects_unknown_parameter_names() -> None:
         fit_params([{"concurrency": 1, "ttft_mean_ms": 10}], ModelParams(), ["nope"])
 
 
+@pytest.mark.slow
 def test_fit_returns_a_profile_with_its_errors(tmp_path: Path) -> None:
     truth = ModelParams(step_base_ms=9.0, frontend_ms=30.0)
     rows = closed_loop_sweep(truth, [1, 4], rounds=3)

@@ -53,6 +53,7 @@ def test_error_table_names_each_metric() -> None:
     }
 
 
+@pytest.mark.slow
 def test_calibration_reports_fit_and_held_out_error() -> None:
     truth = ModelParams(step_base_ms=9.0, decode_ms_per_seq=0.6, frontend_ms=20.0)
     rows = closed_loop_sweep(truth, [1, 4, 16], rounds=3)
@@ -71,6 +72,7 @@ def test_calibration_reports_fit_and_held_out_error() -> None:
     assert cal["mape"] == cal["fit_mape"]
 
 
+@pytest.mark.slow
 def test_too_few_levels_have_no_held_out_error() -> None:
     rows = closed_loop_sweep(ModelParams(step_base_ms=9.0), [1, 4], rounds=3)
     prof = fit(rows, Profile(name="x", params=ModelParams(step_base_ms=5.0)),
@@ -120,6 +122,7 @@ def test_leave_one_out_predicts_each_inner_level_from_the_others() -> None:
     assert leave_one_out(rows[:2], fit_fn) is None
 
 
+@pytest.mark.slow
 def test_calibration_reports_leave_one_out_over_the_user_s_levels() -> None:
     truth = ModelParams(step_base_ms=9.0, decode_ms_per_seq=0.6, frontend_ms=20.0)
     rows = closed_loop_sweep(truth, [1, 2, 4, 8], rounds=3)

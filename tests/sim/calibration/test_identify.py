@@ -42,6 +42,7 @@ def test_between_levels_is_the_doubling_grid_inside_the_measured_range() -> None
     assert between_levels([4]) == []
 
 
+@pytest.mark.slow
 def test_levels_that_never_enter_a_regime_leave_its_parameters_loose(
     seed_rows: list[dict[str, float]],
 ) -> None:
@@ -59,6 +60,7 @@ def test_measuring_the_level_it_names_pins_them_down(seed_rows: list[dict[str, f
     assert loose_parameters(params, EAGER, _at(seed_rows, {1, 8, 16, 64})) == []
 
 
+@pytest.mark.slow
 def test_a_fit_on_such_levels_says_so_in_its_profile_and_on_the_command_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed_rows: list[dict[str, float]]
 ) -> None:

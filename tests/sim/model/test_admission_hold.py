@@ -59,6 +59,7 @@ KNEE = SIMPLE.model_copy(update={"frontend_ms": 0.0, "admit_hold_steps": 20.0,
                                  "admit_hold_knee": 4.0, "admission": "hold_knee"})  # fmt: skip
 
 
+@pytest.mark.slow
 def test_knee_hold_grows_with_the_running_batch_up_to_the_knee() -> None:
     # 20 steps at the knee (4 running) and past it (8); a quarter of that beside 1. A decode
     # step is 10 ms + 1 ms a sequence; the request's own prefill step adds about one more

@@ -91,6 +91,7 @@ def test_the_cli_options_set_them_and_refuse_bad_values() -> None:
             _with_overrides(base, None, None, bad)
 
 
+@pytest.mark.slow
 def test_a_served_profile_warms_up_over_http(tmp_path: Path) -> None:
     """`servecap sim` serving a profile with a warm-up: its first request, at the server's
     start, is at least the warm-up factor slower than the schedule (a floor: a busy machine

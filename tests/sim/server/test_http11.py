@@ -261,6 +261,7 @@ def test_a_bad_request_after_a_good_one_is_answered_after_it(sim: SimServerHandl
     assert rest.startswith(b"HTTP/1.1 400 ") and b'"error"' in rest
 
 
+@pytest.mark.slow
 async def test_a_slow_reader_gets_every_byte_in_order() -> None:
     """More than the socket buffers hold, written while the client reads nothing, then more
     while it reads slowly: everything arrives, whole and in order."""

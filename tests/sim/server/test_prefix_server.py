@@ -86,6 +86,7 @@ def delta(before: dict[str, float], after: dict[str, float], name: str) -> float
     return after[name] - before.get(name, 0.0)
 
 
+@pytest.mark.slow
 def test_a_shared_prefix_lowers_ttft_and_metrics_count_it(server: SimProcessHandle) -> None:
     tails = [unique(100 + i, 4 * 1024) for i in range(5)]
     unshared = [{"prompt": unique(i, len(PREFIX) + 4 * 1024)} for i in range(4)]

@@ -89,6 +89,7 @@ FAST = ModelParams(
 )
 
 
+@pytest.mark.slow
 def test_mooncake_hit_rate_is_what_the_hash_ids_imply() -> None:
     trace = rows()
     assert len(trace) > 1000
@@ -103,6 +104,7 @@ def test_mooncake_hit_rate_is_what_the_hash_ids_imply() -> None:
     assert cached_ttft < 0.9 * plain_ttft, (cached_ttft, plain_ttft)
 
 
+@pytest.mark.slow
 def test_a_small_kv_budget_evicts_and_hits_less() -> None:
     trace = rows()[:600]
     roomy, _ = replay(trace, FAST)

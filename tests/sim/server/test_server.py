@@ -87,6 +87,7 @@ def token_events(events: list[tuple[float, Any]]) -> list[tuple[float, dict[str,
     ]
 
 
+@pytest.mark.slow
 async def test_deterministic_schedule_is_a_floor(det: SimProcessHandle) -> None:
     """Every token of the 50 ms + 10 ms schedule arrives, in order, and none before its time
     (a busy machine only delays them; how closely they keep it is bench/client_overhead.py's)."""
@@ -150,6 +151,7 @@ async def test_completions_endpoint_streams_text(det: SimProcessHandle) -> None:
     assert toks[-1][1]["choices"][0]["finish_reason"] == "length"
 
 
+@pytest.mark.slow
 async def test_non_streaming_chat_and_completions(det: SimProcessHandle) -> None:
     async with aiohttp.ClientSession() as s:
         t0 = time.perf_counter()

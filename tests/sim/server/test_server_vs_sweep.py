@@ -91,6 +91,7 @@ def test_time_scale_runs_virtual_time_that_many_times_faster(
     assert loop.virtual_now() == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_a_time_scaled_schedule_is_a_floor() -> None:
     """At 5x, every request's first token comes no sooner than 50 ms / 5 and its last no
     sooner than (50 + 29 x 10) ms / 5 (a busy machine only delays them)."""

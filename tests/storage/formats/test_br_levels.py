@@ -28,6 +28,7 @@ def only_partial(run_dir: Path) -> dict[str, Any]:
     return loaded
 
 
+@pytest.mark.slow
 def test_a_users_level_has_session_performance(
     sim: SimServerHandle, tmp_path: Path, br_validator: Any
 ) -> None:
@@ -50,6 +51,7 @@ def test_a_users_level_has_session_performance(
         assert left_out not in sessions
 
 
+@pytest.mark.slow
 def test_failures_are_counted_and_left_out_of_latency(tmp_path: Path, br_validator: Any) -> None:
     seen: list[list[dict[str, str]]] = []
     with AppThread(chat_app(seen, fail_every=3)) as server:
@@ -70,6 +72,7 @@ def test_failures_are_counted_and_left_out_of_latency(tmp_path: Path, br_validat
     assert "inter_token_latency" in aggregate["latency"]
 
 
+@pytest.mark.slow
 def test_each_side_of_a_comparison_writes_its_partials(tmp_path: Path, br_validator: Any) -> None:
     """A comparison's runs (repeats pooled, as their summaries are) get partials too."""
     from typer.testing import CliRunner
@@ -94,6 +97,7 @@ def test_each_side_of_a_comparison_writes_its_partials(tmp_path: Path, br_valida
             assert requests["total"] == level.n_requests == 2 * 2 * level.key.value
 
 
+@pytest.mark.slow
 def test_an_open_loop_level_counts_its_window_as_its_summary_does(
     sim: SimServerHandle, tmp_path: Path, br_validator: Any
 ) -> None:

@@ -41,6 +41,7 @@ def _aggregate(doc: dict[str, Any]) -> dict[str, Any]:
     return aggregate
 
 
+@pytest.mark.slow
 def test_each_partial_carries_the_levels_mean_power(power_run: Path, br_validator: Any) -> None:
     run = load_run(power_run)
     docs = [json.loads(p.read_text()) for p in sorted((power_run / "br").glob("*.json"))]

@@ -29,6 +29,7 @@ def sweep(sim: SimServerHandle, tmp_path_factory: pytest.TempPathFactory) -> Pat
     return run_closed(sim, tmp_path_factory.mktemp("round-trip"), [1, 2, 4, 8, 16], rounds=6)
 
 
+@pytest.mark.slow
 def test_exported_and_imported_back_it_plans_the_same(sweep: Path, tmp_path: Path) -> None:
     original = load_run(sweep)
     ttft = [level.ttft_p90_ms for level in original.levels]

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import html
 
+import pytest
+
 from tests.storage.formats.peer_files import BR_EXAMPLE, GUIDELLM, import_one, servecap
 
 
+@pytest.mark.slow
 def test_report_labels_imported_runs(tmp_path):
     runs = tmp_path / "runs"
     import_one(runs, GUIDELLM)

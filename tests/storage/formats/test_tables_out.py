@@ -75,6 +75,7 @@ def test_parquet_reads_back(closed_run: Path, tmp_path: Path) -> None:
     assert oct((tmp_path / "t" / "requests.parquet").stat().st_mode & 0o777) == "0o600"
 
 
+@pytest.mark.slow
 def test_parquet_without_pyarrow_is_exit_2(closed_run: Path, tmp_path: Path) -> None:
     """pyarrow made unimportable in a fresh interpreter, as where it is not installed."""
     code = (
