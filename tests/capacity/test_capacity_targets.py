@@ -128,6 +128,14 @@ def test_two_simulators_a_known_distance_apart(tmp_path):
         assert json.loads((out / name / "capacity.json").read_text())["deployment"] == name
         assert Path(answer["targets"][0 if name == "a" else 1]["probe_run"]).parent == (
             out / name / "runs")
+    # the report of the output opens with the comparison, then each target's answer
+    report = subprocess.run([*CLI, "report", str(out), "--out", str(tmp_path / "r")],
+                            capture_output=True, text=True, timeout=300)
+    assert report.returncode == 0, report.stderr
+    summary = (tmp_path / "r" / "report.md").read_text().split("## 1. Executive summary")[1]
+    lines = [line for line in summary.splitlines() if line.strip()]
+    assert lines[0].startswith("**b has the higher capacity")
+    assert lines[1].startswith("**a ") and lines[2].startswith("**b ")
 
 
 @pytest.mark.slow

@@ -40,14 +40,14 @@ class CapacityDelta(BaseModel):
     b: str
     c_max: float | None  # the point difference (None: a target has no C_max)
     low: float | None
-    high: float | None  # None: open (a target's search was not bounded)
+    high: float | None  # None: open (b's search was not bounded); low None: a's was not
     users: int | None = None
     users_basis: Literal["verified", "predicted"] | None = None
     better: str = UNDECIDED  # a's or b's name where the interval excludes 0
 
     def interval_text(self) -> str:
         high = "+inf" if self.high is None else f"{self.high:+g}"
-        low = "?" if self.low is None else f"{self.low:+g}"
+        low = "-inf" if self.low is None else f"{self.low:+g}"
         return f"{low}..{high}"
 
 
@@ -155,7 +155,11 @@ def load_targets_answer(out_dir: Path) -> CapacityTargetsAnswer | None:
 
 def targets_answer_for(run_dir: Path) -> CapacityTargetsAnswer | None:
     """The several-target answer a run belongs to: its runs are `OUT/NAME/runs/RUN`."""
-    return load_targets_answer(run_dir.parent.parent.parent)
+    answer = load_targets_answer(run_dir.parent.parent.parent)
+    if answer is None:
+        return None
+    mine = {Path(p).name for t in answer.targets for p in (t.probe_run, t.users_run) if p}
+    return answer if run_dir.name in mine else None
 
 
 def probe_runs(out_dir: Path) -> list[Path]:
