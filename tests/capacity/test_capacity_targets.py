@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from servecap.api.capacity.turns import Turns
 from servecap.cli.main import app
 from servecap.core.config import SLO
-from servecap.storage.capacity_answer import CapacityAnswer
+from servecap.storage.capacity_answer import EXIT_CODES, CapacityAnswer
 from servecap.storage.capacity_targets import capacity_delta, winner
 from tests.api.test_verify import simulator
 
@@ -102,20 +102,23 @@ def _alternate_while_both_search(order: list[dict]) -> None:
 @pytest.mark.slow
 def test_two_simulators_a_known_distance_apart(tmp_path):
     """sglang-spec holds about 2 streams within the SLOs, sglang-direct about 16: capped at
-    8 the search leaves b unbounded above, and the delta's interval is above 0."""
+    4 the search leaves b unbounded above (a short search), and the delta's interval is
+    above 0."""
     out = tmp_path / "out"
     with (simulator("sglang-spec", 20.0, tmp_path / "a.log") as url_a,
           simulator("sglang-direct", 20.0, tmp_path / "b.log") as url_b):
         done = subprocess.run(
             [*CLI, "capacity", "--target", f"a={url_a}", "--target", f"b={url_b}",
-             "--max-concurrency", "8", "--users-duration", "20", "--max-time", "5m",
+             "--max-concurrency", "4", "--users-duration", "10", "--max-time", "5m",
              "--out", str(out)],
             capture_output=True, text=True, timeout=600,
         )
     answer = json.loads((out / "capacity.json").read_text())
     a, b = answer["targets"]
-    assert b["status"] == "not_bounded" and b["c_max"] == 8, done.stderr[-2000:]
-    assert done.returncode == 4  # the highest of the targets' codes: b's budget, not a miss
+    assert b["status"] == "not_bounded" and b["c_max"] == 4, done.stderr[-2000:]
+    # the highest of the targets' codes (4: b's cap, not a miss; a loaded machine may flag
+    # the client itself at a's first miss: 5)
+    assert done.returncode == max(EXIT_CODES[a["status"]], EXIT_CODES[b["status"]])
     assert a["status"] in ("found", "client_bound") and 1 <= a["c_max"] <= 3
     assert a["first_miss"] == a["c_max"] + 1
     _alternate_while_both_search(answer["order"])
