@@ -133,6 +133,8 @@ class _Searches:
     async def _search(self, arm: _Arm) -> None:
         with self._lock:
             arm.loop, arm.stop = asyncio.get_running_loop(), asyncio.Event()
+            if self.turns.stopped:  # another target failed before this one's loop began
+                arm.stop.set()
         await run_benchmark_async(arm.config, self.secrets, arm.watch, arm.stop, arm.plan)
 
     def stop_all(self) -> None:
