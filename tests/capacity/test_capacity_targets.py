@@ -91,6 +91,14 @@ def test_bad_targets_exit_2_before_any_load(args, message, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_an_unreachable_target_exits_2_and_leaves_nothing(tmp_path):
+    result = CliRunner().invoke(app, ["capacity", "--target", f"a={CLOSED}", "--target",
+                                      f"b={CLOSED}", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "127.0.0.1:9" in result.output
+    assert not (tmp_path / "out").exists()
+
+
 def _alternate_while_both_search(order: list[dict]) -> None:
     """Until one target's last probe, no target probes twice in a row."""
     names = [turn["target"] for turn in order]
