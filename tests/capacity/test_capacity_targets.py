@@ -15,10 +15,16 @@ import pytest
 from typer.testing import CliRunner
 
 from servecap.api.capacity.turns import Turns
+from servecap.cli.capacity_targets import print_targets
 from servecap.cli.main import app
 from servecap.core.config import SLO
 from servecap.storage.capacity_answer import EXIT_CODES, CapacityAnswer
-from servecap.storage.capacity_targets import capacity_delta, winner
+from servecap.storage.capacity_targets import (
+    CapacityTargetsAnswer,
+    ProbeTurn,
+    capacity_delta,
+    winner,
+)
 from tests.api.test_verify import simulator
 
 CLI = [sys.executable, "-m", "servecap.cli.main"]
@@ -49,6 +55,23 @@ def test_an_unbounded_target_leaves_the_delta_open_above():
     assert delta.low == 6 and delta.high is None and delta.better == "b"
     missed = capacity_delta(_answer("a", None, 1, "slo_missed_at_1"), _answer("b", 1, 2))
     assert (missed.low, missed.high, missed.better) == (1, 1, "b")
+
+
+def test_the_answer_prints_the_comparison_first_or_as_json(capsys):
+    a, b = _answer("a", 2, 3), _answer("b", 12, 14)
+    answer = CapacityTargetsAnswer(
+        targets=[a, b], urls={"a": CLOSED, "b": CLOSED},
+        order=[ProbeTurn(target="a", concurrency=1), ProbeTurn(target="b", concurrency=1)],
+        deltas=[capacity_delta(a, b)], winner=winner([a, b]), verified="none", requests=20,
+        elapsed_s=2.0)
+    print_targets(answer, "text")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("b has the higher capacity: a C_max 2 [2..2]; b C_max 12 "
+                               "[12..13]; b - a = +10 streams (interval +10..+11)")
+    assert lines[-1] == "probes in the order run: a c=1, b c=1"
+    print_targets(answer, "json")
+    assert CapacityTargetsAnswer.model_validate_json(capsys.readouterr().out) == answer
+    assert answer.exit_code() == 0
 
 
 def test_turns_alternate_and_the_rotation_goes_on_without_a_finished_target():
