@@ -27,7 +27,7 @@ from servecap.analysis.speedup import break_even_level
 from servecap.core.config import SLO
 from servecap.core.level_key import LevelKey, format_value
 from servecap.kinds.registry import kind_of
-from servecap.stats.difference import CV_WARN, Bounds, Difference
+from servecap.stats.difference import CV_WARN, Bounds, Difference, interval_difference
 from servecap.stats.verdict import Verdict, combine, judge_interval
 
 
@@ -134,8 +134,9 @@ def headline(pair: PairComparison, slo: SLO) -> Headline:
     if None not in (a.users, b.users, a.users_high, b.users_high):
         assert a.users is not None and b.users is not None
         assert a.users_high is not None and b.users_high is not None
-        users_diff = Bounds(
-            b.users - a.users, (b.users_low or 0) - a.users_high, b.users_high - (a.users_low or 0)
+        users_diff = interval_difference(
+            Bounds(a.users, a.users_low or 0, a.users_high),
+            Bounds(b.users, b.users_low or 0, b.users_high),
         )
     speedups = [
         SpeedupAt(lv.level, d.ratio)

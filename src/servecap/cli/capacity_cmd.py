@@ -20,6 +20,7 @@ from servecap.api.run.request_options import parse_extra_body, parse_headers
 from servecap.api.run.run_config import RunConfig
 from servecap.cli import run_flags_prefix as pc
 from servecap.cli import run_flags_workload as wf
+from servecap.cli.capacity_targets import check_targets, run_targets
 from servecap.cli.common import (
     EXIT_INTERRUPTED,
     SLO_DEFAULTS,
@@ -64,7 +65,11 @@ def parse_duration(text: str, flag: str) -> float:
 
 @user_errors
 def capacity(
+    ctx: typer.Context,
     base_url: Annotated[str, typer.Option(help="Server base URL")] = CLIENT.base_url,
+    target: Annotated[list[str] | None, typer.Option(
+        help="NAME=BASE_URL, twice or more: search each, probes interleaved, and the delta"
+    )] = None,
     model: Annotated[str | None, typer.Option(help="Model id (default: first served)")] = None,
     endpoint: Annotated[str, typer.Option(help="chat or completions")] = RUN.endpoint,
     ttft_slo_ms: TtftSloOption = SLO_DEFAULTS.ttft_ms,
@@ -136,6 +141,7 @@ def capacity(
         max_concurrency=max_concurrency,
         users_duration_s=users_duration,
     ))
+    targets = check_targets(target, ctx, options)
     cost = cost_fields(gpus, gpu_hour_cost, currency)
     headers = parse_headers(header or [])
     workload = wf.WorkloadFlags(input_tokens, output_tokens, dataset, dataset_format,
@@ -153,6 +159,9 @@ def capacity(
         cost=cost, power_metrics=power_metrics,
     )
     wf.check_source(config)
+    if targets:
+        run_targets(targets, config, options, Secrets.from_env(api_key_env, headers), out,
+                    output_format)
     answer = _run(config, options, Secrets.from_env(api_key_env, headers), out)
     _print(answer, output_format)
     raise typer.Exit(answer.exit_code())

@@ -34,6 +34,7 @@ from servecap.report.simulated import simulated_label
 from servecap.report.timeline import build_timeline
 from servecap.report.verified import verified_users
 from servecap.storage.capacity_answer import answer_for
+from servecap.storage.capacity_targets import targets_answer_for
 from servecap.storage.formats.br_out import BR_DIR
 from servecap.storage.runs import Run, run_goodput, status_text
 
@@ -157,6 +158,9 @@ def capacity_answers(runs: list[Run]) -> list[str]:
     """The sentence of each `servecap capacity` answer a reported run belongs to, once."""
     sentences: list[str] = []
     for run in runs:
+        several = targets_answer_for(Path(run.path))  # `capacity --target`: the delta first
+        if several is not None and several.sentence() not in sentences:
+            sentences.append(several.sentence())
         answer = answer_for(Path(run.path))
         if answer is not None and answer.sentence() not in sentences:
             sentences.append(answer.sentence())

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from servecap.core.cost import CostBasis
 from servecap.core.level_key import LevelKey
 from servecap.core.summary import LevelSummary
-from servecap.stats.difference import Bounds
+from servecap.stats.difference import Bounds, interval_difference
 
 SECONDS_PER_HOUR = 3600.0
 TOKENS_PER_MILLION = 1e6
@@ -110,7 +110,7 @@ def per_user_hour(basis: CostBasis, users: Bounds) -> Bounds | None:
 
 def cost_difference(a: Bounds, b: Bounds) -> Bounds:
     """B - A with its interval by interval arithmetic ([B.low - A.high, B.high - A.low])."""
-    return Bounds(b.estimate - a.estimate, b.low - a.high, b.high - a.low)
+    return interval_difference(a, b)
 
 
 def cheaper(difference: Bounds) -> str:

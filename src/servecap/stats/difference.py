@@ -58,6 +58,12 @@ class Bounds:
         return self.low <= value <= self.high
 
 
+def interval_difference(a: Bounds, b: Bounds) -> Bounds:
+    """B - A with its interval by interval arithmetic ([B.low - A.high, B.high - A.low]):
+    conservative, at least the two intervals' confidence when they are independent."""
+    return Bounds(b.estimate - a.estimate, b.low - a.high, b.high - a.low)
+
+
 @dataclass(frozen=True, slots=True)
 class Difference:
     """B against A on one statistic of one metric at one level."""

@@ -7,15 +7,17 @@ field rules live in those models, and messages name the form's labels, not the C
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from servecap.api.capacity.capacity import CapacityOptions
+from servecap.api.capacity.targets import search_budget_s, targets_from
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import SLO
+from servecap.core.errors import SettingError
 from servecap.core.validation import user_input_error
 from servecap.ui.form import RunForm, build_config
 
@@ -42,6 +44,7 @@ class CapacityForm:
     max_concurrency: int = OPTIONS.max_concurrency
     verify: bool = OPTIONS.verify
     users_duration_s: float = OPTIONS.users_duration_s
+    targets: str = ""  # NAME=BASE_URL per line, two or more: instead of the base URL
 
 
 def capacity_out_dir(results_dir: Path, now: datetime | None = None) -> Path:
@@ -76,3 +79,25 @@ def _think_text(mean_s: float) -> str:
     """The sidebar's mean think time as the users' distribution (exponential, as the seed's
     tool and `servecap capacity` assume; none at 0)."""
     return f"exp:{mean_s:g}" if mean_s > 0 else "0"
+
+
+def target_specs(form: CapacityForm) -> list[str]:
+    """The form's targets, one `NAME=BASE_URL` a line (blank lines skipped)."""
+    return [line.strip() for line in form.targets.splitlines() if line.strip()]
+
+
+def build_capacity_targets_job(
+    form: CapacityForm, slo: SLO, out_dir: Path
+) -> tuple[RunConfig, CapacityOptions, list[str]]:
+    """As `build_capacity_job` for two or more targets (`servecap capacity --target`):
+    the request shape and options, and the targets, checked before any load."""
+    specs = target_specs(form)
+    if form.base_url.strip():
+        raise SettingError("{target} names each server: clear the {base_url}, or the "
+                           "targets", "target", "base_url")
+    targets = targets_from(specs)
+    # each target replaces the server: the shape's own URL only has to be valid
+    first = next((t.base_url for t in targets if t.base_url), "http://127.0.0.1:8000/v1")
+    config, options = build_capacity_job(replace(form, base_url=first), slo, out_dir)
+    search_budget_s(options, len(targets))
+    return config, options, specs

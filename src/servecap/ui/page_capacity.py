@@ -12,11 +12,15 @@ from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary
 from servecap.storage.capacity_answer import CapacityAnswer, load_answer
+from servecap.storage.capacity_targets import load_targets_answer
 from servecap.ui.capacity_form import (
     CapacityForm,
     build_capacity_job,
+    build_capacity_targets_job,
     capacity_out_dir,
+    target_specs,
 )
+from servecap.ui.capacity_targets_view import render_targets_answer
 from servecap.ui.form import secrets_for
 from servecap.ui.labels import message_of
 from servecap.ui.run_manager import RunJob
@@ -56,7 +60,13 @@ def _form() -> CapacityForm:
     users_s = c6.number_input("Users level seconds", 1.0, 86_400.0, DEFAULTS.users_duration_s,
                               key="cap_users_duration_s")
     name = st.text_input("Deployment name", key="cap_name", placeholder="defaults to the model")
+    targets = st.text_area(
+        "Targets: several deployments, NAME=BASE_URL a line (instead of the base URL)",
+        key="cap_targets", placeholder="a=http://127.0.0.1:8000/v1\nb=http://127.0.0.1:8001/v1",
+        help="Each is searched in turn, one probe at a time, and the answer gives the "
+             "capacity delta with its interval (as `servecap capacity --target`)")
     return CapacityForm(
+        targets=targets,
         base_url=st.session_state.get("cap_base_url", ""), model=model.strip() or None,
         input_tokens=int(tokens_in), output_tokens=int(tokens_out), name=name,
         max_time_min=float(budget), max_concurrency=int(highest), verify=bool(verify),
@@ -66,10 +76,15 @@ def _form() -> CapacityForm:
 
 def _start(form: CapacityForm, slo: SLO, results: Path) -> None:
     try:
-        config, options = build_capacity_job(form, slo, capacity_out_dir(results))
+        specs: list[str] = []
+        if target_specs(form):
+            config, options, specs = build_capacity_targets_job(form, slo,
+                                                                capacity_out_dir(results))
+        else:
+            config, options = build_capacity_job(form, slo, capacity_out_dir(results))
         with st.spinner("Checking the server..."):
             run_manager().start_capacity(config, options.model_dump(mode="json"),
-                                         secrets_for(""))
+                                         secrets_for(""), targets=specs)
     except UserInputError as exc:
         st.error(plain(f"Not started: {message_of(exc)}"))
 
@@ -110,6 +125,11 @@ def _probe_chart(summaries: list[LevelSummary], slo: SLO) -> None:
 
 
 def _answer_view(job: RunJob) -> None:
+    out_dir = job.request.get("config", {}).get("out_dir")
+    several = load_targets_answer(Path(out_dir).parent) if out_dir else None
+    if several is not None:
+        render_targets_answer(several)
+        return
     answer = answer_of(job)
     if answer is None:
         if job.state == "failed":

@@ -93,6 +93,9 @@ def _run(job: dict[str, Any], progress: JsonProgress) -> None:
         verify(Path(job["run"]), VerifyOptions.model_validate(job["options"]), secrets,
                progress)
         return
+    if job.get("kind") == "capacity" and job.get("targets"):
+        _capacity_targets(job, secrets, progress)
+        return
     if job.get("kind") == "capacity":
         from servecap.api.capacity.capacity import CapacityOptions, find_capacity
 
@@ -100,6 +103,42 @@ def _run(job: dict[str, Any], progress: JsonProgress) -> None:
                       CapacityOptions.model_validate(job["options"]), secrets, progress)
         return
     run_benchmark(RunConfig.model_validate(job["config"]), secrets, progress)
+
+
+def _capacity_targets(job: dict[str, Any], secrets: Secrets, progress: JsonProgress) -> None:
+    """`capacity --target`: every target's search reports to the one progress stream, from
+    its own thread, so the events pass one at a time."""
+    from servecap.api.capacity.capacity import CapacityOptions
+    from servecap.api.capacity.targets import find_capacities, targets_from
+
+    config = RunConfig.model_validate(job["config"])
+    shared = _OneAtATime(progress)
+    find_capacities(config, targets_from(job["targets"]),
+                    CapacityOptions.model_validate(job["options"]),
+                    Path(config.out_dir).parent, secrets, lambda name: shared)
+
+
+class _OneAtATime:
+    """A progress sink that several threads share: each event whole, one at a time."""
+
+    def __init__(self, inner: JsonProgress) -> None:
+        self.inner, self.lock = inner, threading.Lock()
+
+    def started(self, total_requests: int, run_dir: str, model: str) -> None:
+        with self.lock:
+            self.inner.started(total_requests, run_dir, model)
+
+    def level_started(self, level: LevelKey, n_requests: int) -> None:
+        with self.lock:
+            self.inner.level_started(level, n_requests)
+
+    def request_done(self, record: RequestRecord) -> None:
+        with self.lock:
+            self.inner.request_done(record)
+
+    def level_done(self, summary: LevelSummary) -> None:
+        with self.lock:
+            self.inner.level_done(summary)
 
 
 def main(stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:

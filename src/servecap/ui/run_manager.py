@@ -236,12 +236,13 @@ class RunManager:
 
     def start_capacity(
         self, config: RunConfig, options: dict[str, Any], secrets: Secrets,
-        wait_s: float = PREFLIGHT_WAIT_S,
+        wait_s: float = PREFLIGHT_WAIT_S, targets: list[str] | None = None,
     ) -> RunJob:
         """Start `servecap capacity` (`options`: `api.capacity.capacity.CapacityOptions`
-        fields); its answer is written beside the runs' folder, `config.out_dir`'s parent."""
+        fields); its answer is written beside the runs' folder, `config.out_dir`'s parent.
+        `targets` (`NAME=BASE_URL`, two or more): each searched in turn, as `--target`."""
         request = {"kind": "capacity", "config": config.model_dump(mode="json"),
-                   "options": options}
+                   "options": options, "targets": targets or []}
         return self._start(request, config, secrets, wait_s)
 
     def _start(

@@ -274,3 +274,9 @@ def _verified(
         "elapsed_s": time.monotonic() - started,
         "diagnosis": answer.diagnosis or diagnose(records),
     })
+
+
+# Several targets probed in turn (`api.capacity.targets`) run each target's search through
+# the same progress watch and answer it the same way.
+SearchWatch = _Watch
+search_answer = _answer

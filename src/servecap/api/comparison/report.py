@@ -25,6 +25,7 @@ from servecap.core.errors import SettingError, UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.report.comparison import ComparisonSection, comparison_section
 from servecap.report.comparison_md import comparison_markdown
+from servecap.storage.capacity_targets import probe_runs
 from servecap.storage.run_dir import Run
 from servecap.storage.runs import load_runs
 from servecap.storage.safe_files import write_atomic
@@ -53,6 +54,8 @@ def report_runs(paths: Sequence[Path]) -> list[Run]:
         if is_comparison(path):
             data = read_comparison(path)
             dirs += [path / t["run_dir"] for t in data.get("targets", []) if t.get("run_dir")]
+        elif capacity_probes := probe_runs(path):  # `capacity --target`: each one's probes
+            dirs += capacity_probes
         else:
             dirs.append(path)
     return load_runs(dirs)

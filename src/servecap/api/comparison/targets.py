@@ -86,12 +86,12 @@ def _per_target(items: Sequence[str], setting: str, names: set[str]) -> dict[str
 
 def build_targets(
     specs: Sequence[str], models: Sequence[str] = (), extra_bodies: Sequence[str] = (),
-    gpus: Sequence[str] = (),
+    gpus: Sequence[str] = (), command: str = "compare",
 ) -> list[Target]:
-    """The targets from the flags: at least two, uniquely named."""
+    """The targets from the flags: at least two, uniquely named (`command` says whose)."""
     targets = [parse_target(spec) for spec in specs]
     if len(targets) < 2:
-        raise SettingError("compare needs at least two {target} NAME=BASE_URL (got "
+        raise SettingError(f"{command} needs at least two {{target}} NAME=BASE_URL (got "
                            f"{len(targets)})", "target")
     dupes = sorted(n for n, k in Counter(t.name for t in targets).items() if k > 1)
     if dupes:
