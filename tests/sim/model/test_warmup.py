@@ -1,5 +1,6 @@
-"""Warm-up and drift: a step's time is stretched by a factor of the server's uptime, off by
-default, and settable from a profile and from `servecap sim`'s options."""
+"""Warm-up and drift: a step's time is stretched by a factor of the server's uptime (counted
+from its first request), off by default, and settable from a profile and from `servecap sim`'s
+options."""
 
 from __future__ import annotations
 
@@ -40,9 +41,15 @@ def test_drift_grows_with_uptime() -> None:
     assert slowdown(both, 30.0) == pytest.approx(1.5 * 1.05)
 
 
-def _step_times(params: ModelParams, start: float, steps: int = 5) -> list[float]:
-    """Durations of the first ``steps`` steps of one request that arrives at ``start``."""
+def _step_times(params: ModelParams, start: float, steps: int = 5,
+                opened: float | None = None) -> list[float]:
+    """Durations of the first ``steps`` steps of one request that arrives at ``start``, on an
+    engine whose first request (one token) arrived at ``opened`` (None: this one is first)."""
     eng = StepEngine(params)
+    if opened is not None:
+        eng.add(1, 1, 1, opened)
+        while (t := eng.next_time()) is not None:
+            eng.advance(t)
     eng.add(0, 1, steps, start)
     ends = []
     while (t := eng.next_time()) is not None and len(ends) < steps + 1:
@@ -53,14 +60,21 @@ def _step_times(params: ModelParams, start: float, steps: int = 5) -> list[float
 
 def test_a_step_engine_is_slower_while_it_warms_up() -> None:
     warm = STEADY.model_copy(update={"warmup_s": 10.0, "warmup_factor": 3.0})
-    early, late = _step_times(warm, 0.0), _step_times(warm, 20.0)
+    early, late = _step_times(warm, 0.0), _step_times(warm, 20.0, opened=0.0)
     assert early[0] == pytest.approx(0.030, rel=0.01)  # 10 ms, three times over
     assert late == pytest.approx(_step_times(STEADY, 20.0))  # after warm-up: the steady steps
 
 
+def test_the_warm_up_starts_with_the_first_request_not_the_process() -> None:
+    """An engine idle for a minute is still cold: its first request gets the slow start."""
+    warm = STEADY.model_copy(update={"warmup_s": 10.0, "warmup_factor": 3.0})
+    assert _step_times(warm, 60.0)[0] == pytest.approx(0.030, rel=0.01)
+
+
 def test_a_step_engine_drifts() -> None:
     drift = STEADY.model_copy(update={"drift_per_min": 0.5})
-    assert _step_times(drift, 120.0)[0] == pytest.approx(0.020, rel=0.01)  # 2 min: 1 + 2 * 0.5
+    # 2 min after the first request: 1 + 2 * 0.5
+    assert _step_times(drift, 120.0, opened=0.0)[0] == pytest.approx(0.020, rel=0.01)
 
 
 def test_the_fixed_schedule_warms_up_too() -> None:
@@ -69,7 +83,9 @@ def test_the_fixed_schedule_warms_up_too() -> None:
     ttft = (base.fixed_ttft_ms or 0.0) / 1000.0
     for start, factor in ((0.0, 2.0), (5.0, 1.5), (30.0, 1.0)):
         eng = FixedEngine(warm)
+        eng.add(1, 10, 1, 0.0)  # the first request starts the uptime
         eng.add(0, 10, 3, start)
+        eng.advance(start)  # the first request's chunk, when it falls before `start`
         assert eng.next_time() == pytest.approx(start + ttft * factor)
 
 

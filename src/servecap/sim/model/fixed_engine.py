@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from servecap.sim.model.emissions import Emission, StepEmissions
 from servecap.sim.model.params import ModelParams
 from servecap.sim.model.step_engine import Counters
-from servecap.sim.model.warmup import slowdown
+from servecap.sim.model.warmup import EngineSlowdown
 
 
 class FixedEngine:
@@ -23,12 +23,14 @@ class FixedEngine:
         self._left: dict[int, int] = {}
         self._started: set[int] = set()
         self._seq = 0
+        self._slowdown = EngineSlowdown(params)
 
     def add(
         self, rid: int, prompt_tokens: int, max_tokens: int, now: float, blocks: Sequence[int] = ()
     ) -> None:
         """Schedule the first chunk of a new request (a fixed schedule caches nothing)."""
-        ttft = (self.p.fixed_ttft_ms or 0.0) / 1000.0 * slowdown(self.p, now)
+        self._slowdown.arrived(now)
+        ttft = (self.p.fixed_ttft_ms or 0.0) / 1000.0 * self._slowdown.at(now)
         self._left[rid] = max(1, max_tokens)
         self.counters.prompt_tokens += max(1, prompt_tokens)
         self._push(now + ttft, rid)
@@ -81,7 +83,7 @@ class FixedEngine:
                 self._started.discard(rid)
             else:
                 self._left[rid] = left
-                self._push(t + gap * slowdown(self.p, t), rid)
+                self._push(t + gap * self._slowdown.at(t), rid)
         self.counters.running = len(self._left)
         return out
 

@@ -48,7 +48,7 @@ from servecap.sim.model.output_lag import OutputLag
 from servecap.sim.model.params import ModelParams
 from servecap.sim.model.prefix_cache import KVSpace
 from servecap.sim.model.step_cost import accepted_drafts, expected_tokens_per_step, step_ms
-from servecap.sim.model.warmup import slowdown, slows
+from servecap.sim.model.warmup import EngineSlowdown
 
 # builds an Emission without NamedTuple's Python-level __new__ (half the cost, once a chunk)
 _emission = tuple.__new__
@@ -143,7 +143,7 @@ class StepEngine:
         self._batch_start = -np.inf  # when an idle engine last started a batch
         self._last_step_s = 0.0  # duration of the step planned last
         self._lag = OutputLag() if params.output_lag else None
-        self._slows = slows(params)
+        self._slowdown = EngineSlowdown(params)
         # prompt tokens each admitted request found cached, until its usage reads them
         self._cached: dict[int, int] = {}
 
@@ -164,6 +164,7 @@ class StepEngine:
         spread = self.p.frontend_jitter * (2.0 * float(self._arrival_rng.random()) - 1.0)
         ready = now + self.p.frontend_ms * (1.0 + spread) / 1000.0
         seq = _Seq(rid, max(1, prompt_tokens), max(1, max_tokens), ready, blocks=tuple(blocks))
+        self._slowdown.arrived(now)
         heapq.heappush(self._pending, (ready, rid, seq))
         self._gauges()
 
@@ -313,7 +314,7 @@ class StepEngine:
         step.decoded, step.tokens = decoding, self._decode_plan(decoding)
         step.prefill_tokens = prefill_tokens
         ms = self._duration(len(decoding), prefill_tokens, context=not alone)
-        step.end = t + (ms * slowdown(self.p, t) if self._slows else ms) / 1000.0
+        step.end = t + ms * self._slowdown.at(t) / 1000.0
         self._last_step_s = step.end - t
         self._step = step
         self.counters.steps += 1
