@@ -190,8 +190,21 @@ def test_ttft_is_judged_from_the_arrival():
     assert judge(rule, records) == "fail"
 
 
-def test_a_client_bound_level_cannot_pass():
+def test_one_late_send_is_a_hiccup_not_a_client_behind():
+    """One arrival in thirty sent 40 ms late: its p99, not its p90."""
     rule = OpenProbeRule(SLO_P90, ProbeSettings())
-    assert judge(rule, open_records(2.0, lambda i: 50.0, 240)) == "pass"
-    summary = LevelSummary(level=str(KIND.key(2.0)), client_bound=True)
-    assert rule.final(summary).verdict == OFF_SCHEDULE
+    records = list(open_records(2.0, lambda i: 50.0, 240))
+    for record in records[::30]:
+        record.sent_at = (record.sent_at or 0) + 40 * MS
+    assert judge(rule, iter(records)) == "pass"
+
+
+def test_a_pass_whose_later_arrivals_fell_behind_is_off_schedule():
+    """The rule judged the prefix; the arrivals sent after it, before the level stopped,
+    were all late: the level did not keep its schedule."""
+    rule = OpenProbeRule(SLO_P90, ProbeSettings())
+    assert judge(rule, open_records(2.0, lambda i: 50.0, 60)) == "pass"
+    for record in open_records(2.0, lambda i: 50.0, 120, late_ms=30.0):
+        if record.stream_index >= 60:
+            assert rule.seen(record)  # decided: each ends in flight, and is still seen
+    assert rule.final().verdict == OFF_SCHEDULE

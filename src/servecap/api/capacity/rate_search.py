@@ -188,7 +188,7 @@ class RateCapacitySearch:
             summary = yield Step(self.probe_level(offered, len(self.probes)), rule)
             if summary is None:
                 return  # stopped: the probe recorded nothing
-            outcome = rule.final(summary)
+            outcome = rule.final()
             self.probes.append(RateMeasured(offered, outcome, summary, rule.window()))
             self.search.record(rate, outcome.verdict == Verdict.PASS.value)
 
