@@ -5,6 +5,8 @@ load."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 
@@ -89,3 +91,31 @@ def test_rate_capacity_on_the_simulator_answers_first_with_goodput(tmp_path):
     summary = (tmp_path / "r" / "report.md").read_text().split("## 1. Executive summary")[1]
     first = next(line for line in summary.splitlines() if line.strip())
     assert "rate\\_max" in first and "goodput" in first and "N = X x" in first
+
+
+@pytest.mark.slow
+def test_an_interrupt_keeps_the_rate_probes_and_marks_the_answer_incomplete(tmp_path):
+    """At x10 the probes are offered 20/s, 40/s, ... on the simulator's clock: interrupted
+    once the second has ended, the answer keeps the first two at 2 and 4 req/s (real time)."""
+    out = tmp_path / "out"
+    sim = start_server_process("deterministic", time_scale=10.0)
+    try:
+        proc = subprocess.Popen(
+            [*CLI, "capacity", "--base-url", sim.base_url, "--load", "rate",
+             "--start-rate", "2", "--output-tokens", "16", "--out", str(out)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "COLUMNS": "200"},
+        )
+        assert proc.stderr is not None
+        for line in proc.stderr:  # the second probe's summary line, then interrupt
+            if line.startswith("rate=40/s:"):
+                break
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=120)
+    finally:
+        sim.stop()
+    assert proc.returncode == 130
+    answer = json.loads((out / "capacity.json").read_text())
+    assert answer["complete"] is False and answer["load"] == "rate"
+    assert _rates(answer)[:2] == [2.0, 4.0]
+    assert answer["probes"][0]["concurrency"] is None
