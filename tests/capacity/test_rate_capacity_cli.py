@@ -61,7 +61,7 @@ def test_rate_capacity_on_the_simulator_answers_first_with_goodput(tmp_path):
             [*CLI, "capacity", "--base-url", sim.base_url, "--load", "rate",
              "--ttft-slo-ms", "3000", "--first-look", "20", "--start-rate", "2",
              "--rate-resolution", "0.25", "--max-time", "3m", "--users-duration", "10",
-             "--format", "json", "--out", str(out)],
+             "--gpus", "1", "--gpu-hour-cost", "2", "--format", "json", "--out", str(out)],
             capture_output=True, text=True, timeout=600,
         )
     finally:
@@ -82,6 +82,9 @@ def test_rate_capacity_on_the_simulator_answers_first_with_goodput(tmp_path):
     assert all(p["n_judged"] <= 80 for p in answer["probes"])  # 4 x --first-look at most
     assert 0 < rate["goodput_rps"] <= low and 0 < rate["attainment"] <= 1
     assert answer["predicted_users"] and answer["users_run"]
+    # priced at the boundary's own probe: the highest passing rate, as offered at x20
+    at_top = next(p for p in answer["cost"]["points"] if p["at"] == "C_max")
+    assert at_top["level"] == f"rate={low * 20:g}/s" and at_top["output_tok_s"]
     # the terminal's sentence is the answer's own, rate first
     text = subprocess.run(
         [*CLI, "report", answer["probe_run"], "--out", str(tmp_path / "r")],
