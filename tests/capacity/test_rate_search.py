@@ -181,6 +181,7 @@ def test_a_rising_ttft_is_the_queue_growing():
     rule = OpenProbeRule(SLO.model_copy(SLO_P90, update={"ttft_ms": 1e9}), ProbeSettings())
     assert judge(rule, open_records(2.0, lambda i: 50.0 + 20.0 * i, 240)) == OFF_SCHEDULE
     assert rule.outcome.reason == "queue growing: TTFT rises through the probe"
+    assert rule.outcome.n_judged < ProbeSettings().cap()  # it need not wait for its cap
 
 
 def test_ttft_is_judged_from_the_arrival():

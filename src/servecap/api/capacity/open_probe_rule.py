@@ -78,9 +78,12 @@ class OpenProbeRule(ProbeRule):
             return
         super()._judge(complete, at_pass, last)
         if self.outcome.verdict == NO_STEADY_STATE and _rises(complete, self.outcome.cropped):
-            # under an open loop a rising TTFT is the queue: arrivals outpace the server
+            # under an open loop a rising TTFT is the queue: arrivals outpace the server,
+            # and more arrivals only lengthen it, so the probe ends here (a closed probe's
+            # drift may yet be a warm-up a later crop removes: it waits for its cap)
             self.outcome.verdict = OFF_SCHEDULE
             self.outcome.reason = "queue growing: TTFT rises through the probe"
+            self._decide(self.outcome)
 
     def final(self) -> ProbeOutcome:
         """The probe's outcome with what only the whole level shows: a pass whose later
