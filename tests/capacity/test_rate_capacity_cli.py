@@ -68,6 +68,7 @@ def test_rate_capacity_on_the_simulator_answers_first_with_goodput(tmp_path):
         sim.stop()
     answer = json.loads((out / "capacity.json").read_text())
     assert json.loads(done.stdout) == answer  # --format json prints the answer it wrote
+    assert "rate_max" in answer["headline"] and "goodput" in answer["headline"]
     # a loaded machine may flag the client itself at the first miss: exit 5, same answer
     assert answer["status"] in ("found", "client_bound"), done.stderr[-2000:]
     assert done.returncode == EXIT_CODES[answer["status"]]

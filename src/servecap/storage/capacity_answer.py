@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
 from servecap.core.config import SLO
 from servecap.core.errors import DataFormatError
@@ -76,6 +76,13 @@ class CapacityAnswer(BaseModel):
     # `--load rate` (`storage.rate_answer`): the open-loop rate at the boundary instead
     load: Literal["concurrency", "rate"] = "concurrency"
     rate: RateFields | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def headline(self) -> str:
+        """The sentence in the JSON too (`--format json`, `capacity.json`): a reader gets
+        the answer without rebuilding it from the fields (ignored when read back)."""
+        return self.sentence()
 
     def sentence(self) -> str:
         """The answer in one sentence."""
