@@ -18,6 +18,7 @@ from rich.console import Console
 from servecap.api.capacity.capacity import CapacityOptions, find_capacity
 from servecap.api.run.request_options import parse_extra_body, parse_headers
 from servecap.api.run.run_config import RunConfig
+from servecap.cli import capacity_load_flags as lf
 from servecap.cli import run_flags_prefix as pc
 from servecap.cli import run_flags_workload as wf
 from servecap.cli.capacity_targets import check_targets, run_targets
@@ -50,6 +51,7 @@ FLAGS = {
     "think": "--think-time", "max_time_s": "--max-time", "confidence": "--confidence",
     "first_look": "--first-look", "users_turns": "--users-turns",
     "users_duration_s": "--users-duration", "max_concurrency": "--max-concurrency",
+    "load": "--load", "start_rate": "--start-rate", "rate_resolution": "--rate-resolution",
 }
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h)?\s*$")
 _UNIT_S = {None: 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -93,8 +95,12 @@ def capacity(
         help="Measured seconds of the users level")] = OPTIONS.users_duration_s,
     verify: Annotated[bool, typer.Option(
         help="Run the predicted users after the search")] = OPTIONS.verify,
-    max_concurrency: Annotated[int, typer.Option(
-        help="The highest concurrency the search probes")] = OPTIONS.max_concurrency,
+    max_concurrency: Annotated[int | None, typer.Option(
+        help=f"The highest concurrency the search probes [default: {OPTIONS.max_concurrency}]"
+    )] = None,
+    load: lf.LoadOption = OPTIONS.load,
+    start_rate: lf.StartRateOption = None,
+    rate_resolution: lf.RateResolutionOption = None,
     input_tokens: wf.InputTokens = str(RUN.input_tokens),
     output_tokens: wf.OutputTokens = str(RUN.output_tokens),
     dataset: wf.DatasetOpt = None,
@@ -130,15 +136,15 @@ def capacity(
 
     Doubles the concurrency from 1 until a probe misses the SLOs, bisects to the integer,
     stops each probe once its verdict is decided, then runs the users Little's law
-    predicts and answers in one sentence (also in OUT/capacity.json).
+    predicts and answers in one sentence (also in OUT/capacity.json). With --load rate it
+    searches the highest open-loop Poisson rate instead, with goodput beside it.
     """
     if output_format not in ("text", "json"):
         raise fail_input(f"invalid --format {output_format!r}: use text or json")
-    options = _options(dict(
+    options = _options(lf.load_fields(load, max_concurrency, start_rate, rate_resolution) | dict(
         ttft_slo_ms=ttft_slo_ms, tps_slo=tps_slo, statistic=stat.value, think=think_time,
         max_time_s=parse_duration(max_time, "--max-time"), confidence=confidence,
         first_look=first_look, verify=verify, users_turns=users_turns,
-        max_concurrency=max_concurrency,
         users_duration_s=users_duration,
     ))
     targets = check_targets(target, ctx, options)
@@ -196,10 +202,11 @@ def _print(answer: CapacityAnswer, output_format: str) -> None:
         print(answer.model_dump_json(indent=2))
         return
     print(answer.sentence())
-    print(f"{'c':>5} {'n':>5} {'judged':>6} {'crop':>4}  verdict")
+    print(f"{'level':>12} {'n':>5} {'judged':>6} {'crop':>4}  verdict")
     for row in answer.probes:
-        print(f"{row.concurrency:>5} {row.n_requests:>5} {row.n_judged:>6} {row.cropped:>4}  "
-              f"{row.verdict}")
+        reason = f" ({row.reason})" if row.reason else ""
+        print(f"{row.level():>12} {row.n_requests:>5} {row.n_judged:>6} {row.cropped:>4}  "
+              f"{row.verdict}{reason}")
     if answer.diagnosis:
         print(f"failures: {answer.diagnosis}")
     if answer.cost is not None:

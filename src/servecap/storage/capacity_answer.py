@@ -12,11 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
 from servecap.core.config import SLO
 from servecap.core.errors import DataFormatError
 from servecap.stats.cost import RunCost
+from servecap.storage.rate_answer import RateFields, rate_sentence
 from servecap.storage.safe_files import make_dir, read_text_file, write_atomic
 
 Status = Literal["found", "slo_missed_at_1", "not_bounded", "client_bound"]
@@ -29,7 +30,7 @@ ANSWER_FILE = "capacity.json"
 class ProbeRow(BaseModel):
     """One probe: its level, what it judged and its verdict with the bounds it rests on."""
 
-    concurrency: int
+    concurrency: int | None  # None on a rate probe
     n_requests: int
     n_judged: int
     cropped: int
@@ -39,6 +40,11 @@ class ProbeRow(BaseModel):
     ttft_ms: float | None  # the level's point value, as plan reads it
     tps: float | None
     reason: str = ""
+    rate: float | None = None  # `--load rate`: the offered rate, requests/s on real time
+
+    def level(self) -> str:
+        """The probe's level as text: `c=4` or `rate=2.5/s`."""
+        return f"c={self.concurrency}" if self.rate is None else f"rate={self.rate:g}/s"
 
 
 class CapacityAnswer(BaseModel):
@@ -67,9 +73,21 @@ class CapacityAnswer(BaseModel):
     max_concurrency: int | None = None  # the search's cap (absent in answers before it)
     # `--gpus`/`--gpu-hour-cost`: cost at C_max, the verified users and peak (`stats.cost`)
     cost: RunCost | None = None
+    # `--load rate` (`storage.rate_answer`): the open-loop rate at the boundary instead
+    load: Literal["concurrency", "rate"] = "concurrency"
+    rate: RateFields | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def headline(self) -> str:
+        """The sentence in the JSON too (`--format json`, `capacity.json`): a reader gets
+        the answer without rebuilding it from the fields (ignored when read back)."""
+        return self.sentence()
 
     def sentence(self) -> str:
         """The answer in one sentence."""
+        if self.rate is not None:
+            return rate_sentence(self, self.rate)
         cost = f"{self.requests} requests in {_minutes(self.elapsed_s)}"
         head = "" if self.complete else "INCOMPLETE (interrupted): "
         if self.status == "slo_missed_at_1":

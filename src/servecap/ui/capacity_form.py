@@ -28,7 +28,9 @@ CAPACITY_LABELS = {
     "think": "think time (sidebar)", "max_time_s": "time budget",
     "max_concurrency": "highest concurrency", "users_duration_s": "users level seconds",
     "users_turns": "turns per user", "confidence": "confidence",
+    "start_rate": "start rate", "rate_resolution": "rate resolution", "load": "search",
 }
+LOADS = ("concurrency", "rate")
 
 
 @dataclass
@@ -45,6 +47,10 @@ class CapacityForm:
     verify: bool = OPTIONS.verify
     users_duration_s: float = OPTIONS.users_duration_s
     targets: str = ""  # NAME=BASE_URL per line, two or more: instead of the base URL
+    # "rate": the open-loop rate instead (the highest concurrency then does not apply)
+    load: str = OPTIONS.load
+    start_rate: float = OPTIONS.start_rate
+    rate_resolution: float = OPTIONS.rate_resolution
 
 
 def capacity_out_dir(results_dir: Path, now: datetime | None = None) -> Path:
@@ -64,15 +70,24 @@ def build_capacity_job(
                        name=form.name)
     config = build_config(run_form, out_dir / "runs")
     try:
-        options = CapacityOptions(
+        options = CapacityOptions.model_validate(dict(
             ttft_slo_ms=slo.ttft_ms, tps_slo=slo.tps, statistic=slo.statistic,
             think=_think_text(slo.think_time_s), verify=form.verify,
-            users_duration_s=form.users_duration_s, max_concurrency=form.max_concurrency,
-            max_time_s=form.max_time_min * 60,
-        )
+            users_duration_s=form.users_duration_s, max_time_s=form.max_time_min * 60,
+            **_load_fields(form),
+        ))
     except ValidationError as exc:
         raise user_input_error(exc, CAPACITY_LABELS, whole="form") from None
     return config, options
+
+
+def _load_fields(form: CapacityForm) -> dict[str, object]:
+    """The load's own fields: the page shows only those of the load chosen, so the other
+    load's (left at their defaults in the form) are not sent."""
+    if form.load == "rate":
+        return {"load": "rate", "start_rate": form.start_rate,
+                "rate_resolution": form.rate_resolution}
+    return {"load": form.load, "max_concurrency": form.max_concurrency}
 
 
 def _think_text(mean_s: float) -> str:

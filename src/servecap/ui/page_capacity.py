@@ -14,6 +14,7 @@ from servecap.core.summary import LevelSummary
 from servecap.storage.capacity_answer import CapacityAnswer, load_answer
 from servecap.storage.capacity_targets import load_targets_answer
 from servecap.ui.capacity_form import (
+    LOADS,
     CapacityForm,
     build_capacity_job,
     build_capacity_targets_job,
@@ -30,6 +31,8 @@ from servecap.ui.text import plain
 POLL_S = 1.0
 POLLING = "polling_capacity"
 DEFAULTS = CapacityForm(base_url="")
+LOAD_LABELS = {"concurrency": "concurrency (closed loop)",
+               "rate": "rate (open-loop Poisson arrivals, with goodput)"}
 
 
 def _try_it() -> None:
@@ -46,13 +49,12 @@ def _form() -> CapacityForm:
     if st.session_state.get("cap_message"):
         st.error(plain(st.session_state["cap_message"]))
     model = st.text_input("Model", key="cap_model", placeholder="the first model served")
-    c1, c2, c3 = st.columns(3)
+    c1, c2 = st.columns(2)
     tokens_in = c1.number_input("Input tokens", 1, 1_000_000, DEFAULTS.input_tokens,
                                 key="cap_input_tokens")
     tokens_out = c2.number_input("Output tokens", 1, 1_000_000, DEFAULTS.output_tokens,
                                  key="cap_output_tokens")
-    highest = c3.number_input("Highest concurrency", 1, 100_000, DEFAULTS.max_concurrency,
-                              key="cap_max_concurrency")
+    load = _load_fields()
     c4, c5, c6 = st.columns(3)
     budget = c4.number_input("Time budget (min)", 0.5, 24 * 60.0, DEFAULTS.max_time_min,
                              key="cap_max_time_min")
@@ -69,9 +71,26 @@ def _form() -> CapacityForm:
         targets=targets,
         base_url=st.session_state.get("cap_base_url", ""), model=model.strip() or None,
         input_tokens=int(tokens_in), output_tokens=int(tokens_out), name=name,
-        max_time_min=float(budget), max_concurrency=int(highest), verify=bool(verify),
-        users_duration_s=float(users_s),
+        max_time_min=float(budget), verify=bool(verify), users_duration_s=float(users_s),
+        **load,
     )
+
+
+def _load_fields() -> dict[str, Any]:
+    """The load choice, and only the chosen load's own settings (`--load` in the CLI)."""
+    load = st.radio("Search", LOADS, key="cap_load", horizontal=True,
+                    format_func=LOAD_LABELS.__getitem__)
+    if load == "rate":
+        c1, c2 = st.columns(2)
+        start = c1.number_input("Start rate (requests/s)", 0.001, 1e6, DEFAULTS.start_rate,
+                                key="cap_start_rate")
+        resolution = c2.number_input("Rate resolution (fraction)", 0.001, 0.999,
+                                     DEFAULTS.rate_resolution, key="cap_rate_resolution")
+        return {"load": "rate", "start_rate": float(start),
+                "rate_resolution": float(resolution)}
+    highest = st.number_input("Highest concurrency", 1, 100_000, DEFAULTS.max_concurrency,
+                              key="cap_max_concurrency")
+    return {"load": "concurrency", "max_concurrency": int(highest)}
 
 
 def _start(form: CapacityForm, slo: SLO, results: Path) -> None:
@@ -136,9 +155,9 @@ def _answer_view(job: RunJob) -> None:
             st.error(plain(f"Search stopped: {job.error}"))
         return
     (st.success if answer.status == "found" else st.warning)(plain(answer.sentence()))
-    st.dataframe([row.model_dump(include={"concurrency", "n_requests", "n_judged", "cropped",
-                                          "verdict", "ttft_ms", "tps", "reason"})
-                  for row in answer.probes], hide_index=True)
+    st.dataframe([{"level": row.level(), **row.model_dump(include={
+        "n_requests", "n_judged", "cropped", "verdict", "ttft_ms", "tps", "reason"})}
+        for row in answer.probes], hide_index=True)
     if answer.diagnosis:
         st.info(plain(f"Failures: {answer.diagnosis}"))
     if answer.probe_run:
@@ -173,7 +192,9 @@ def render_capacity_page(results: Path, slo: SLO) -> None:
     st.title("Capacity: the answer in one run")
     st.caption("Doubles the concurrency from 1 until a probe misses the sidebar's SLOs, "
                "bisects to the integer, stops each probe once its verdict is decided, then "
-               "runs the users Little's law predicts. The same as `servecap capacity`.")
+               "runs the users Little's law predicts. The same as `servecap capacity`. "
+               "Search \"rate\" for the highest open-loop Poisson rate instead, with goodput "
+               "beside it (`--load rate`).")
     form = _form()
     job = run_manager().current
     busy = job is not None and job.active

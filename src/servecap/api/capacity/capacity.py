@@ -17,12 +17,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from servecap.api.capacity.cost import price_answer
 from servecap.api.capacity.diagnosis import diagnose
 from servecap.api.capacity.probe_rule import ProbeSettings
+from servecap.api.capacity.rate_search import DEFAULT_RESOLUTION
 from servecap.api.capacity.search_plan import CapacitySearch, MeasuredProbe
 from servecap.api.predict.verify import VerifyOptions, verify_users
 from servecap.api.run.progress import NullProgress, ProgressSink
@@ -58,6 +60,11 @@ class CapacityOptions(BaseModel):
     verify: bool = True
     users_turns: str = "1"
     users_duration_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    # `--load rate` (`rate_capacity`): open-loop rates from `start_rate` (requests/s on
+    # real time), bisected until the bracket is within `rate_resolution` of its pass
+    load: Literal["concurrency", "rate"] = "concurrency"
+    start_rate: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    rate_resolution: float = Field(default=DEFAULT_RESOLUTION, gt=0, lt=1, allow_inf_nan=False)
     # after the users' fields: its check reads them
     max_time_s: float = Field(default=900.0, gt=0, allow_inf_nan=False)
 
@@ -133,6 +140,11 @@ def find_capacity(
 ) -> CapacityAnswer:
     """Search, verify, answer; `config` gives the server and request shape, and its
     `out_dir` the folder the runs go to; the answer is written beside that folder."""
+    if options.load == "rate":
+        # imported here: the rate search builds on this module's options and watch
+        from servecap.api.capacity.rate_capacity import find_rate_capacity
+
+        return find_rate_capacity(config, options, secrets, progress)
     slo = options.slo()
     started = time.monotonic()
     settings = ProbeSettings(options.confidence, options.first_look)

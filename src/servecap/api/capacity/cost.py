@@ -13,6 +13,7 @@ from servecap.core.cost import CostFields
 from servecap.core.errors import ServecapError
 from servecap.core.level_key import LevelKey
 from servecap.core.summary import LevelSummary
+from servecap.kinds.open_loop import KIND as OPEN_KIND
 from servecap.report.cost_views import level_users
 from servecap.stats.cost import run_cost
 from servecap.storage.capacity_answer import CapacityAnswer
@@ -34,6 +35,16 @@ def _real_time(level: LevelSummary, scale: float) -> LevelSummary:
     return level.model_copy(update={"output_tok_s": level.output_tok_s / scale})
 
 
+def _top(answer: CapacityAnswer) -> LevelKey | None:
+    """The probe level at the boundary: C_max, or the highest passing rate as it was
+    offered (on the server's clock, as the probe run keys it)."""
+    if answer.rate is not None:
+        if answer.rate.rate_max is None:
+            return None
+        return OPEN_KIND.key(answer.rate.rate_max * (answer.time_scale or 1.0))
+    return LevelKey.coerce(answer.c_max) if answer.c_max is not None else None
+
+
 def price_answer(answer: CapacityAnswer, fields: CostFields | None) -> CapacityAnswer:
     """The answer with its cost (as it was without GPUs and a price)."""
     basis = (fields or CostFields()).over({})
@@ -46,7 +57,7 @@ def price_answer(answer: CapacityAnswer, fields: CostFields | None) -> CapacityA
     verified_tok_s = None
     if users_level is not None and users_level.output_tok_s is not None:
         verified_tok_s = users_level.output_tok_s / scale
-    top = LevelKey.coerce(answer.c_max) if answer.c_max is not None else None
+    top = _top(answer)
     cost = run_cost(basis, probes, top, answer.predicted_users, answer.verified_users or None,
                     level_users(answer.slo.think_time_s / scale), verified_tok_s)
     return answer.model_copy(update={"cost": cost})

@@ -1,0 +1,49 @@
+"""`servecap capacity --load concurrency|rate`: the load's flags, and which apply to which.
+
+A flag of the other load is refused before any load (exit 2) rather than ignored: with
+`--load rate`, `--max-concurrency` would silently do nothing, and with `--load concurrency`
+so would `--start-rate`. The defaults live in `CapacityOptions`; a flag not given is left
+out, so the model's default applies and "given" stays visible here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from servecap.api.capacity.capacity import CapacityOptions
+from servecap.cli.common import fail_input
+
+OPTIONS = CapacityOptions()
+LoadOption = Annotated[str, typer.Option(
+    help="concurrency (closed-loop streams) or rate (open-loop Poisson arrivals, "
+    "MLPerf's server scenario)")]
+StartRateOption = Annotated[float | None, typer.Option(
+    help=f"--load rate: the first rate probed, requests/s [default: {OPTIONS.start_rate:g}]")]
+RateResolutionOption = Annotated[float | None, typer.Option(
+    help="--load rate: stop bisecting once the bracket is within this fraction of its "
+    f"passing rate [default: {OPTIONS.rate_resolution:g}]")]
+# the options that only one load reads
+CONCURRENCY_ONLY = ("--max-concurrency",)
+RATE_ONLY = ("--start-rate", "--rate-resolution")
+
+
+def load_fields(
+    load: str, max_concurrency: int | None, start_rate: float | None,
+    rate_resolution: float | None,
+) -> dict[str, object]:
+    """The search's load and its own options; an option of the other load is refused (exit
+    2, before any load), so a flag never silently does nothing."""
+    if load not in ("concurrency", "rate"):
+        raise fail_input(f"invalid --load {load!r}: use concurrency or rate")
+    given = {"--max-concurrency": max_concurrency, "--start-rate": start_rate,
+             "--rate-resolution": rate_resolution}
+    other = RATE_ONLY if load == "concurrency" else CONCURRENCY_ONLY
+    misplaced = [flag for flag in other if given[flag] is not None]
+    if misplaced:
+        raise fail_input(f"{misplaced[0]} does not apply to --load {load}: it is an option "
+                         f"of --load {'rate' if load == 'concurrency' else 'concurrency'}")
+    fields: dict[str, object] = {"load": load, "max_concurrency": max_concurrency,
+                                 "start_rate": start_rate, "rate_resolution": rate_resolution}
+    return {k: v for k, v in fields.items() if v is not None}
