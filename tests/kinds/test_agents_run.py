@@ -1,0 +1,148 @@
+"""The agents load kind end to end against real HTTP servers on 127.0.0.1: the tool loop on
+the wire, each call's context growing by exactly what the agent appended (on the simulator,
+which answers with tool calls), the agent's own calls where the server answers in text, and
+(slow) the response-time law for agents: tasks/s = N / (task time + idle)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from servecap.api.run.run import run_benchmark_async
+from servecap.api.run.run_config import RunConfig
+from servecap.core.config import ClientOptions
+from servecap.kinds.agents import AgentsLoad
+from servecap.sim import builtin_profile, start_server_in_thread
+from servecap.storage.runs import load_run
+from tests.servers.app_thread import AppThread
+
+
+def agents_config(base_url: str, out: Path, **load: Any) -> RunConfig:
+    spec = {"agents": [3], "depth": "uniform:1:4", "tool_latency": "exp:0.01",
+            "tool_result_tokens": "uniform:5:60", "idle": "exp:0.02", "duration_s": 1.0,
+            **load}
+    return RunConfig(
+        name="a", warmup=0, output_tokens=6, input_tokens=48, out_dir=str(out),
+        client=ClientOptions(base_url=base_url), load=AgentsLoad(**spec),
+    )
+
+
+def rows_of(run_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (run_dir / "requests.jsonl").open()]
+
+
+def tasks_of(rows: list[dict[str, Any]]) -> dict[tuple[int, int], list[dict[str, Any]]]:
+    tasks: dict[tuple[int, int], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        tasks[(row["user"], row["conversation"])].append(row)
+    return {k: sorted(v, key=lambda r: r["turn"]) for k, v in tasks.items()}
+
+
+def tool_sim(probability: float = 1.0) -> Any:
+    profile = builtin_profile("deterministic").model_copy(
+        update={"tool_call_probability": probability})
+    return start_server_in_thread(profile, time_scale=10.0)
+
+
+def test_each_call_grows_the_context_by_what_was_appended(tmp_path: Path) -> None:
+    with tool_sim() as sim:
+        outcome = asyncio.run(run_benchmark_async(agents_config(sim.base_url, tmp_path)))
+    tasks = tasks_of(rows_of(outcome.run_dir))
+    assert len(tasks) >= 6 and {agent for agent, _ in tasks} == {0, 1, 2}
+    whole = 0
+    for calls in tasks.values():
+        depth = calls[0]["depth"]
+        assert [c["turn"] for c in calls] == list(range(1, len(calls) + 1))
+        assert len(calls) <= depth + 1 and all(c["status"] == "ok" for c in calls)
+        whole += len(calls) == depth + 1
+        for before, after in zip(calls, calls[1:], strict=False):
+            assert before["tool_call"] == "server" and before["finish_reason"] == "tool_calls"
+            assert before["tool_wait_s"] >= 0
+            # the server's own count: grown by the call's output and the drawn result
+            assert after["prompt_tokens"] - before["prompt_tokens"] == after["appended_tokens"]
+            assert after["appended_tokens"] > before["completion_tokens"]
+            assert after["input_tokens_sent"] - before["input_tokens_sent"] == (
+                after["appended_tokens"])
+        if len(calls) == depth + 1:  # the final answer is text, then the idle time
+            assert calls[-1]["finish_reason"] == "length" and "tool_call" not in calls[-1]
+            assert calls[-1]["think_after_s"] >= 0
+    assert whole >= 6  # tasks in flight at the level's end still finish
+    (level,) = load_run(outcome.run_dir).levels
+    block = level.kind_block or {}
+    assert block["agents"] == 3 and block["tasks_whole"] >= 1
+    by_call = block["by_call"]
+    assert by_call["1"]["context_tokens_mean"] < by_call["2"]["context_tokens_mean"]
+    task = block["task"]
+    assert task["server_share"] + task["tools_share"] == pytest.approx(1.0, abs=1e-6)
+    assert 2 <= task["calls_mean"] <= 5
+
+
+def loop_app(seen: list[dict[str, Any]]) -> web.Application:
+    """Answers every call in text (never a tool call) and keeps every request body."""
+
+    async def models(_: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "m"}]})
+
+    async def chat(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        seen.append(body)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for piece in (f"answer-{len(seen)}", " done"):
+            delta = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+            await response.write(b"data: " + json.dumps(delta).encode() + b"\n\n")
+        usage = {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}
+        await response.write(b"data: " + json.dumps(usage).encode() + b"\n\ndata: [DONE]\n\n")
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    app.router.add_get("/v1/models", models)
+    return app
+
+
+def test_the_agent_calls_the_tool_where_the_server_answers_in_text(tmp_path: Path) -> None:
+    seen: list[dict[str, Any]] = []
+    tools = [{"type": "function", "function": {"name": "grep", "parameters": {}}}]
+    with AppThread(loop_app(seen)) as server:
+        config = agents_config(server.base_url, tmp_path, agents=[2], depth="2", tools=tools)
+        outcome = asyncio.run(run_benchmark_async(config))
+    assert seen
+    for body in seen:
+        assert body["tools"] == tools
+        messages = body["messages"]
+        calls = (len(messages) - 1) // 2 + 1  # the task's prompt, then 2 turns a tool call
+        assert messages[0]["role"] == "user"
+        assert body["tool_choice"] == ("none" if calls == 3 else "auto")
+        for k in range(1, len(messages), 2):
+            assistant, result = messages[k], messages[k + 1]
+            assert assistant["role"] == "assistant" and assistant["content"].startswith("answer-")
+            (call,) = assistant["tool_calls"]
+            assert call["function"]["name"] == "grep"
+            assert result == {"role": "tool", "content": result["content"],
+                              "tool_call_id": call["id"]}
+    rows = rows_of(outcome.run_dir)
+    made = [r for r in rows if r.get("tool_call")]
+    assert made and {r["tool_call"] for r in made} == {"drawn"}
+
+
+@pytest.mark.slow
+def test_tasks_per_second_follow_the_response_time_law(tmp_path: Path) -> None:
+    with tool_sim() as sim:
+        config = agents_config(sim.base_url, tmp_path, agents=[8], depth="uniform:1:3",
+                               tool_latency="exp:0.03", idle="exp:0.1", ramp_s=1.0,
+                               duration_s=10.0, seed=5)
+        outcome = asyncio.run(run_benchmark_async(config))
+    (level,) = load_run(outcome.run_dir).levels
+    block = level.kind_block or {}
+    assert block["tasks_whole"] >= 200
+    # measured tasks/s against N / (mean task time + mean idle), from the run's own numbers
+    assert abs(block["tasks_per_s_law_error"]) <= 0.05, block
+    assert block["tasks_per_s"] == pytest.approx(
+        8 / (block["task"]["time_s_mean"] + block["idle_mean_s"]), rel=0.05)
