@@ -12,7 +12,10 @@ from typer.testing import CliRunner
 from servecap.api.run.agent_settings import AgentSettings
 from servecap.api.run.load_settings import LoadSettings, load_fields
 from servecap.api.run.workload_options import WorkloadFlags
+from servecap.api.stored.plan import plan_runs
+from servecap.api.stored.report import build_report, write_report
 from servecap.cli.main import app as cli_app
+from servecap.core.config import SLO
 from servecap.core.errors import SettingError
 from servecap.kinds.agents import AgentsLoad
 from servecap.sim import builtin_profile, start_server_in_thread
@@ -101,3 +104,13 @@ def test_a_run_of_agents_on_the_simulator(tmp_path: Path) -> None:
     assert block["agents"] == 2 and block["tasks_whole"] >= 1
     assert set(block["by_call"]) == {"1", "2", "3"}  # depth 2: two tool calls, then the answer
     assert block["task"]["calls_mean"] == 3
+    # plan, the report (HTML and Markdown) show the tasks, the calls by index and their charts
+    run = load_run(run_dir)
+    plan = plan_runs([run], SLO(ttft_ms=10_000, tps=0)).runs[0]
+    titles = [table.title for table in plan.kind_tables or []]
+    assert titles == ["agent tasks", "agent calls by index"]
+    paths = write_report(build_report([run]), tmp_path / "report")
+    html, markdown = paths.html.read_text(), paths.markdown.read_text()
+    for text in ("agent tasks", "agent calls by index", "task time distribution",
+                 "latency by call index"):
+        assert text in html and text in markdown

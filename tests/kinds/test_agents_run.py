@@ -19,6 +19,8 @@ from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
 from servecap.kinds.agents import AgentsLoad
 from servecap.sim import builtin_profile, start_server_in_thread
+from servecap.sim.model.params import ModelParams
+from servecap.sim.profiles import Profile
 from servecap.storage.runs import load_run
 from tests.servers.app_thread import AppThread
 
@@ -81,6 +83,26 @@ def test_each_call_grows_the_context_by_what_was_appended(tmp_path: Path) -> Non
     task = block["task"]
     assert task["server_share"] + task["tools_share"] == pytest.approx(1.0, abs=1e-6)
     assert 2 <= task["calls_mean"] <= 5
+
+
+def test_the_prefix_cache_serves_the_growing_context(tmp_path: Path) -> None:
+    # the step model with a prefix cache (the deterministic profile's engine keeps none)
+    profile = Profile(name="agents", model_id="agents", tool_call_probability=1.0,
+                      params=ModelParams.model_validate({
+                          "idle_window_ms": 0.0, "step_base_ms": 2.0, "prefix_caching": True,
+                          "prefix_block_tokens": 4}))
+    with start_server_in_thread(profile, time_scale=10.0) as sim:
+        config = agents_config(sim.base_url, tmp_path, depth="3")
+        outcome = asyncio.run(run_benchmark_async(config))
+    # each call sends the last call's context again, which the cache holds (all but a
+    # partial last block of 4 tokens)
+    for calls in tasks_of(rows_of(outcome.run_dir)).values():
+        for before, after in zip(calls, calls[1:], strict=False):
+            assert after["cached_tokens"] >= before["prompt_tokens"] - 4
+    (level,) = load_run(outcome.run_dir).levels
+    by_call = (level.kind_block or {})["by_call"]
+    shares = [by_call[call]["cache_hit_share"] for call in ("1", "2", "3", "4")]
+    assert shares == sorted(shares) and shares[-1] > 0.6, by_call  # grows with the context
 
 
 def loop_app(seen: list[dict[str, Any]]) -> web.Application:

@@ -35,8 +35,16 @@ from servecap.core.config import SLO, parse_levels
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
-from servecap.kinds.agents_summary import agent_fields, agent_tables
-from servecap.kinds.base import KindTable, KindText, LevelSpec, LoadKind, LoadPlan, Share
+from servecap.kinds.agents_summary import agent_fields, agent_series, agent_tables
+from servecap.kinds.base import (
+    KindSeries,
+    KindTable,
+    KindText,
+    LevelSpec,
+    LoadKind,
+    LoadPlan,
+    Share,
+)
 from servecap.kinds.io import LevelIO, in_task_group
 from servecap.workload.agents import AgentDraws, TaskContext, TaskDraw
 from servecap.workload.source import IndexedSource, Request, RequestSource
@@ -245,6 +253,9 @@ class AgentsKind(LoadKind):
 
     def tables(self, level: LevelSummary, slo: SLO) -> list[KindTable]:
         return agent_tables(level.kind_block or {})
+
+    def series(self, level: LevelSummary) -> list[KindSeries]:
+        return agent_series(f"agents-{level.key.value}", level.kind_block or {})
 
 
 KIND = AgentsKind(

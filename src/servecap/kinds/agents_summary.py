@@ -30,12 +30,13 @@ import numpy as np
 
 from servecap.core.records import RequestRecord
 from servecap.core.request_metrics import request_metrics
-from servecap.kinds.base import KindTable
+from servecap.kinds.base import KindSeries, KindTable
 
 NS_PER_S = 1e9
 NS_PER_MS = 1e6
 
 Task = list[RequestRecord]
+QUANTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
 
 
 def tasks_of(records: Sequence[RequestRecord]) -> dict[tuple[int, int], Task]:
@@ -153,6 +154,8 @@ def _task_stats(rows: list[dict[str, float]]) -> dict[str, float]:
     stats = {f"{name}_mean": float(np.mean([r[name] for r in rows])) for name in rows[0]}
     stats.update(time_s_p50=float(np.percentile(times, 50)),
                  time_s_p90=float(np.percentile(times, 90)))
+    # the distribution's shape, for the report's and the app's chart of task times
+    stats.update({f"time_s_q{q}": float(np.percentile(times, q)) for q in QUANTILES})
     total = float(times.sum())
     if total > 0:
         stats["server_share"] = sum(r["server_s"] for r in rows) / total
@@ -193,3 +196,25 @@ def agent_tables(block: dict[str, Any]) -> list[KindTable]:
          for call, row in (block.get("by_call") or {}).items()],
     )
     return [tasks, calls]
+
+
+def agent_series(slug: str, block: dict[str, Any]) -> list[KindSeries]:
+    """The task-time distribution and the latency by call index, as charts."""
+    out = []
+    task = block.get("task") or {}
+    if "time_s_q50" in task:
+        xs = [task[f"time_s_q{q}"] for q in QUANTILES]
+        out.append(KindSeries(
+            f"{slug}-task-time", "task time distribution",
+            "Whole measured tasks: the share of tasks done within each time (percentiles).",
+            "task time (s)", "percentile", {"tasks": (xs, [float(q) for q in QUANTILES])}))
+    calls = block.get("by_call") or {}
+    if calls:
+        xs = [float(c) for c in calls]
+        out.append(KindSeries(
+            f"{slug}-by-call", "latency by call index",
+            "Mean TTFT and ITL of the calls at each index of a task: the context grows "
+            "with the index.", "call index in the task", "ms",
+            {"TTFT mean": (xs, [row.get("ttft_ms_mean") for row in calls.values()]),
+             "ITL mean": (xs, [row.get("itl_ms_mean") for row in calls.values()])}))
+    return out
