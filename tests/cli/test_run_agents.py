@@ -45,6 +45,11 @@ def tools_file(tmp_path: Path, text: str) -> str:
         (["--agents", "4", "--concurrency", "4"], "--agents and --concurrency"),
         (["--agents", "4", "--users", "4"], "--agents"),
         (["--agents", "4", "--endpoint", "completions"], "--endpoint chat"),
+        (["--agents", "4", "--context-budget", "0"], "--context-budget '0'"),
+        (["--agents", "4", "--context-budget", "big"], "--context-budget 'big'"),
+        (["--agents", "4", "--context-budget", "100:200"], "SUMMARY must be shorter"),
+        (["--agents", "4", "--context-budget", "1:2:3"], "--context-budget"),
+        (["--context-budget", "8000"], "--context-budget needs --agents"),
         (["--agent-depth", "3"], "--agent-depth needs --agents"),
         (["--tool-latency", "exp:2"], "--tool-latency needs --agents"),
     ],
@@ -75,7 +80,7 @@ def test_a_missing_tools_file_exits_2(tmp_path: Path) -> None:
 def test_the_api_settings_build_the_agents_load(tmp_path: Path) -> None:
     tools = [{"type": "function", "function": {"name": "grep"}}]
     agent = AgentSettings("8,4", "uniform:1:3", "fixed:0.5", "200",
-                          tools_file(tmp_path, json.dumps(tools)))
+                          tools_file(tmp_path, json.dumps(tools)), "8000")
     settings = LoadSettings(WorkloadFlags("128", "16"), agent=agent, duration=30.0, seed=3)
     fields = load_fields(settings)
     load = fields["load"]
@@ -84,6 +89,7 @@ def test_the_api_settings_build_the_agents_load(tmp_path: Path) -> None:
         [4, 8], "uniform:1:3", "fixed:0.5", "200")
     assert load.tools == tools and load.duration_s == 30.0 and load.seed == 3
     assert load.idle == AgentsLoad(agents=[1]).idle  # the agents' own default think time
+    assert (load.context_budget, load.summary()) == (8000, 800)  # a tenth of the budget
     with pytest.raises(SettingError) as caught:
         load_fields(LoadSettings(WorkloadFlags("128", "16"), agent=AgentSettings("4", "-1")))
     assert caught.value.settings == ("agent_depth",)

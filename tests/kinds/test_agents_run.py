@@ -105,6 +105,35 @@ def test_the_prefix_cache_serves_the_growing_context(tmp_path: Path) -> None:
     assert shares == sorted(shares) and shares[-1] > 0.6, by_call  # grows with the context
 
 
+def test_a_context_past_the_budget_is_compacted_by_one_extra_call(tmp_path: Path) -> None:
+    with tool_sim() as sim:
+        config = agents_config(sim.base_url, tmp_path, depth="4", tool_result_tokens="60",
+                               context_budget=150, summary_tokens=40)
+        outcome = asyncio.run(run_benchmark_async(config))
+    tasks = tasks_of(rows_of(outcome.run_dir))
+    compactions = 0
+    for calls in tasks.values():
+        calls.sort(key=lambda r: (r["turn"], not r.get("compaction")))
+        for before, after in zip(calls, calls[1:], strict=False):
+            if before.get("compaction"):  # the summary alone is the next call's context
+                assert after["turn"] == before["turn"] and after["prompt_tokens"] == 40
+                assert before["max_tokens_sent"] == 40 and "appended_tokens" not in after
+                continue
+            # a compaction sends the context past the budget plus its 16-token instruction
+            grown = after["prompt_tokens"] - before["prompt_tokens"]
+            assert grown == after["appended_tokens"]
+            if after.get("compaction"):
+                compactions += 1
+                assert before["input_tokens_sent"] + grown - 16 > 150
+            else:
+                assert after["input_tokens_sent"] <= 150 or after["turn"] == 2
+    assert compactions >= 3
+    (level,) = load_run(outcome.run_dir).levels
+    block = level.kind_block or {}
+    assert block["task"]["compactions_mean"] > 0
+    assert set(block["by_call"]) == {"1", "2", "3", "4", "5"}  # compactions left out
+
+
 def loop_app(seen: list[dict[str, Any]]) -> web.Application:
     """Answers every call in text (never a tool call) and keeps every request body."""
 

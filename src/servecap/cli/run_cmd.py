@@ -244,6 +244,7 @@ def run(
     tool_latency: af.ToolLatencyOption = af.AGENT_DEFAULTS.tool_latency,
     tool_result_tokens: af.ToolResultTokensOption = af.AGENT_DEFAULTS.tool_result_tokens,
     tools: af.ToolsOption = None,
+    context_budget: af.ContextBudgetOption = None,
     server_metrics: Annotated[
         str, typer.Option(help="Scrape the server's /metrics: auto, off or a URL")
     ] = RUN.server_metrics,
@@ -283,7 +284,8 @@ def run(
                          trace_start, trace_duration, prefix_hit_rate=prefix_hit_rate),
         endpoint, seed, concurrency, users, think_time, turns, ramp_s, duration, rate, arrival,
         burstiness, requests, max_concurrency, warmup_s, cooldown_s, load,
-        af.agent_settings(agents, agent_depth, tool_latency, tool_result_tokens, tools),
+        af.agent_settings(agents, agent_depth, tool_latency, tool_result_tokens, tools,
+                          context_budget),
     )
     fields = load_fields(flags)
     other = flags.other_than_closed()

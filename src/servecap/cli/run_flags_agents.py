@@ -33,13 +33,21 @@ ToolsOption = Annotated[
                       "(default: a built-in catalogue of 4)"),
 ]
 
+ContextBudgetOption = Annotated[
+    str | None,
+    typer.Option(help="Agents: compact a task's context once it passes TOKENS, with one "
+                      "extra call that leaves a summary of SUMMARY tokens (TOKENS[:SUMMARY], "
+                      "default a tenth of TOKENS)"),
+]
+
 
 def agent_settings(
     agents: str | None, depth: str, tool_latency: str, tool_result_tokens: str,
-    tools: str | None,
+    tools: str | None, context_budget: str | None,
 ) -> AgentSettings:
     """The flags as the api's settings."""
-    return AgentSettings(agents, depth, tool_latency, tool_result_tokens, tools)
+    return AgentSettings(agents, depth, tool_latency, tool_result_tokens, tools,
+                         context_budget)
 
 
 __all__ = ["AGENT_DEFAULTS", "agent_settings"]

@@ -44,7 +44,7 @@ FAILURE_REASONS: tuple[str, ...] = (
 _OMIT_WHEN_NONE: tuple[str, ...] = ("level", "user", "conversation", "turn", "think_before_s",
                                      "think_after_s", "admitted_at", "connect_ms",
                                      "cached_tokens", "depth", "tool_call", "tool_wait_s",
-                                     "appended_tokens")
+                                     "appended_tokens", "compaction")
 
 
 @dataclass(slots=True)
@@ -127,6 +127,8 @@ class RequestRecord:
     tool_call: str | None = None
     tool_wait_s: float | None = None
     appended_tokens: int | None = None
+    # the extra call that compacted the context past its budget (before call `turn`)
+    compaction: bool | None = None
 
     @classmethod
     def for_level(

@@ -8,6 +8,12 @@ the agent waits the tool's latency, appends the assistant turn and the tool resu
 calls again; call D + 1 is the final answer (sent with `tool_choice: "none"`). Then the
 agent idles for the drawn time and starts its next task. A failed call ends its task.
 
+With a context budget, a call whose context (as the agent built it) would pass the budget is
+preceded by one extra call that compacts it, as coding agents do: the conversation plus an
+instruction to summarise, answered in `summary_tokens`; the history is then the summary
+alone, of exactly that length (the agent's own text: so the context's size stays known). Its
+record is marked `compaction` and carries the index of the call it precedes.
+
 Agents start as a steady population would be caught (each after a draw of the idle time's
 residual); calls sent in the first `ramp_s` are the level's warm-up (recorded, marked,
 left out of its statistics). No task starts after the level's duration; tasks in flight
@@ -28,7 +34,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from servecap.core.clock import now_ns
 from servecap.core.config import SLO, parse_levels
@@ -46,9 +52,15 @@ from servecap.kinds.base import (
     Share,
 )
 from servecap.kinds.io import LevelIO, in_task_group
-from servecap.workload.agents import AgentDraws, TaskContext, TaskDraw
+from servecap.workload.agents import (
+    COMPACTION_REQUEST_TOKENS,
+    AgentDraws,
+    TaskContext,
+    TaskDraw,
+)
+from servecap.workload.datasets import Message
 from servecap.workload.source import IndexedSource, Request, RequestSource
-from servecap.workload.tools import ToolCallLog, default_tools, names_of
+from servecap.workload.tools import ToolCallLog, ToolTurn, default_tools, names_of
 
 NS_PER_S = 1_000_000_000
 # Each task's prompt is a request of the run's source from a stretch of its own (as the
@@ -68,6 +80,8 @@ class AgentsLevel(LevelSpec):
     tool_result_tokens: str
     idle: str
     tools_json: str  # the catalogue as JSON text: a level travels to workers as fields
+    context_budget: int | None  # compact the context once it passes this many tokens
+    summary_tokens: int  # the summary a compaction leaves
     ramp_s: float
     duration_s: float
     seed: int
@@ -104,6 +118,27 @@ async def _wait(seconds: float, until_ns: int) -> None:
                         / NS_PER_S)
 
 
+def _text(history: tuple[Message | ToolTurn, ...]) -> str:
+    """The context as one text: what the client estimates prompt tokens by without usage."""
+    return "".join(turn.content for turn in history)
+
+
+@dataclass(slots=True)
+class _TaskState:
+    """One task as it runs: its draws, its context and what the agent knows of its size."""
+
+    task: int
+    draw: TaskDraw
+    max_tokens: int
+    built: int  # the context as the agent built it, in tokens
+    context: TaskContext
+    appended: int | None = None  # tokens added since the previous call (None: first call)
+
+    def grow(self, tokens: int) -> None:
+        self.appended = (self.appended or 0) + tokens
+        self.built += tokens
+
+
 class _Agent:
     """One agent of a level: runs its tasks in turn."""
 
@@ -131,50 +166,75 @@ class _Agent:
     ) -> None:
         index = AGENTS_FIRST_REQUEST + self.level.agents * LEVEL_STRETCH
         first = self.source.request(index + self.agent + task * self.level.agents)
-        context = TaskContext(first.text, (self.level.seed, self.agent, task))
-        appended: int | None = None
-        built = first.input_tokens  # the context as the agent built it, in tokens
+        state = _TaskState(task, draw, first.max_tokens, first.input_tokens,
+                           TaskContext(first.text, (self.level.seed, self.agent, task)))
         for call in range(1, draw.depth + 2):
             if self.io.stopped:
                 return
+            budget = self.level.context_budget
+            if budget is not None and state.built > budget and not await self._compact(
+                clock, state, call
+            ):
+                return
             final = call == draw.depth + 1
-            record = self._record(clock, task, call, draw)
+            record = self._record(clock, state, call)
             record.think_before_s = idle_before if call == 1 else None
-            record.appended_tokens = appended
             answer: list[str] = []
             log = ToolCallLog()
+            history = state.context.messages()
             request = Request(
-                first.text, first.max_tokens, built, history=context.messages(),
+                _text(history), state.max_tokens, state.built, history=history,
                 answer=answer, tools=self.tools, tool_choice="none" if final else "auto",
                 tool_log=log,
             )
             await self._send(request, record, final, draw, call)
             if not record.ok or final:
                 return
-            context.after_tool_call("".join(answer), log.calls(), call,
-                                    draw.tool_result_tokens[call - 1], self.tool_names)
-            appended = record.output_tokens + draw.tool_result_tokens[call - 1]
-            built += appended
+            state.context.after_tool_call("".join(answer), log.calls(), call,
+                                          draw.tool_result_tokens[call - 1], self.tool_names)
+            state.grow(record.output_tokens + draw.tool_result_tokens[call - 1])
             await asyncio.sleep(draw.tool_latency_s[call - 1])  # the tool, however late
 
-    def _record(self, clock: _Clock, task: int, call: int, draw: TaskDraw) -> RequestRecord:
+    async def _compact(self, clock: _Clock, state: _TaskState, call: int) -> bool:
+        """The extra call that compacts the context past the budget: the conversation plus
+        the instruction to summarise, answered in `summary_tokens`; then the history is
+        the summary alone (`TaskContext.compact`). Returns whether the call succeeded."""
+        instruction = state.context.compaction_request(call)
+        state.grow(COMPACTION_REQUEST_TOKENS)
+        record = self._record(clock, state, call)
+        record.compaction = True
+        history = (*state.context.messages(), instruction)
+        request = Request(_text(history), self.level.summary_tokens, state.built,
+                          history=history, tools=self.tools, tool_choice="none")
+        await self._send(request, record, True, None, call)
+        if record.ok:
+            state.context.compact(self.level.summary_tokens, call)
+            state.built = self.level.summary_tokens
+        return record.ok
+
+    def _record(self, clock: _Clock, state: _TaskState, call: int) -> RequestRecord:
         record = RequestRecord.for_level(
             self.level.key, next(self.io.ids), self.agent, now_ns(),
             warmup=self.level.warmup or now_ns() < clock.steady_from,
         )
-        record.user, record.conversation, record.turn = self.agent, task, call
-        record.depth = draw.depth
+        record.user, record.conversation, record.turn = self.agent, state.task, call
+        record.depth = state.draw.depth
+        record.appended_tokens, state.appended = state.appended, None  # counted once
         return record
 
     async def _send(
-        self, request: Request, record: RequestRecord, final: bool, draw: TaskDraw, call: int
+        self, request: Request, record: RequestRecord, final: bool, draw: TaskDraw | None,
+        call: int,
     ) -> None:
-        """Send one call; the record is sunk however it ends, with what followed it."""
+        """Send one call; the record is sunk however it ends, with what followed it (no
+        `draw`: a compaction, followed by the call it precedes)."""
         record.input_tokens_sent = request.input_tokens
         record.max_tokens_sent = request.max_tokens
         try:
             await self.io.backend.send(request, record)
-            if record.ok and final:
+            if draw is None:
+                pass
+            elif record.ok and final:
                 record.think_after_s = draw.idle_s
             elif record.ok:
                 assert request.tool_log is not None
@@ -212,6 +272,8 @@ class AgentsLoad(LoadPlan):
     tool_result_tokens: str = "lognormal:400:0.8"
     idle: str = "exp:10"
     tools: list[dict[str, Any]] = Field(default_factory=lambda: list(default_tools()))
+    context_budget: int | None = Field(default=None, gt=0)
+    summary_tokens: int | None = Field(default=None, gt=0)  # None: a tenth of the budget
     ramp_s: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     duration_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     seed: int = 0
@@ -223,13 +285,27 @@ class AgentsLoad(LoadPlan):
             raise ValueError("agent counts are integers >= 1")
         return value
 
+    @model_validator(mode="after")
+    def _check_summary(self) -> AgentsLoad:
+        if self.context_budget is not None and self.summary() >= self.context_budget:
+            raise ValueError(f"the summary ({self.summary()} tokens) must be shorter "
+                             f"than the context budget ({self.context_budget})")
+        return self
+
+    def summary(self) -> int:
+        """The tokens a compaction leaves: as set, else a tenth of the budget."""
+        if self.summary_tokens is not None:
+            return self.summary_tokens
+        return max(1, (self.context_budget or 0) // 10)
+
     def levels(self) -> list[AgentsLevel]:
         tools = json.dumps(self.tools, separators=(",", ":"))
         return [
             AgentsLevel(
                 key=KIND.key(n), n_requests=n, agents=n, depth=self.depth,
                 tool_latency=self.tool_latency, tool_result_tokens=self.tool_result_tokens,
-                idle=self.idle, tools_json=tools, ramp_s=self.ramp_s,
+                idle=self.idle, tools_json=tools, context_budget=self.context_budget,
+                summary_tokens=self.summary(), ramp_s=self.ramp_s,
                 duration_s=self.duration_s, seed=self.seed,
             )
             for n in sorted(set(self.agents))

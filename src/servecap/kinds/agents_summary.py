@@ -5,8 +5,10 @@ It is measured when its first call was sent after the warm-up, and whole when ev
 to the final answer (depth + 1) succeeded. For a whole task: its time is from its first
 call's send to its final answer's end; the time waiting on the server is the sum of its
 calls' latencies, the time on tools the sum of the gaps between a call's end and the next
-call's send (the drawn tool latency plus the client's own lag); calls and tokens (prompt
-and completion, from usage) are summed over its calls.
+call's send (the drawn tool latency plus the client's own lag); calls (compactions
+included, also counted alone) and tokens (prompt and completion, from usage) are summed
+over its calls. The by-index statistics leave compactions out: index k is the k-th call
+of the tool loop.
 
 Per level: tasks per second are the measured tasks that started in the window from the
 first measured task's start to the last one's, over its length (the last start closes the
@@ -45,16 +47,17 @@ def tasks_of(records: Sequence[RequestRecord]) -> dict[tuple[int, int], Task]:
     for record in records:
         if record.user is not None and record.conversation is not None:
             tasks[(record.user, record.conversation)].append(record)
-    for calls in tasks.values():
-        calls.sort(key=lambda r: r.turn or 0)
+    for calls in tasks.values():  # a compaction comes before the call it precedes
+        calls.sort(key=lambda r: (r.turn or 0, not r.compaction))
     return dict(tasks)
 
 
 def is_whole(calls: Task) -> bool:
-    """Every call of the task, up to its final answer, succeeded."""
+    """Every call of the task (compactions too), up to its final answer, succeeded."""
     depth = calls[0].depth
+    turns = [r.turn for r in calls if not r.compaction]
     return (
-        depth is not None and [r.turn for r in calls] == list(range(1, depth + 2))
+        depth is not None and turns == list(range(1, depth + 2))
         and all(r.ok and r.sent_at is not None and r.ended_at is not None for r in calls)
     )
 
@@ -72,6 +75,7 @@ def task_row(calls: Task) -> dict[str, float]:
     return {
         "time_s": total_s, "server_s": server_s, "tools_s": tools_s,
         "calls": float(len(calls)),
+        "compactions": float(sum(bool(r.compaction) for r in calls)),
         "prompt_tokens": float(sum(r.prompt_tokens or 0 for r in calls)),
         "completion_tokens": float(sum(r.output_tokens for r in calls)),
     }
@@ -105,7 +109,7 @@ def by_call(records: Sequence[RequestRecord]) -> dict[str, dict[str, float]]:
     (prompt tokens), the prefix cache's share of prompt tokens, and n."""
     groups: dict[int, list[RequestRecord]] = defaultdict(list)
     for record in records:
-        if record.turn is not None and not record.warmup and record.ok:
+        if record.turn is not None and not record.warmup and record.ok and not record.compaction:
             groups[record.turn].append(record)
     out: dict[str, dict[str, float]] = {}
     for call, rows in sorted(groups.items()):
@@ -176,11 +180,13 @@ def agent_tables(block: dict[str, Any]) -> list[KindTable]:
     tasks = KindTable(
         "agent tasks",
         ["tasks", "tasks/s", "law N/(R+Z)", "task time mean (s)", "P50 (s)", "P90 (s)",
-         "on server", "on tools", "calls/task", "prompt tok/task", "output tok/task"],
+         "on server", "on tools", "calls/task", "compactions/task", "prompt tok/task",
+         "output tok/task"],
         [[str(block.get("tasks_whole", 0)), _cell(rate, 3), _cell(law, 3),
           _cell(task.get("time_s_mean"), 2), _cell(task.get("time_s_p50"), 2),
           _cell(task.get("time_s_p90"), 2), _cell(task.get("server_share"), 2),
           _cell(task.get("tools_share"), 2), _cell(task.get("calls_mean"), 1),
+          _cell(task.get("compactions_mean"), 2),
           _cell(task.get("prompt_tokens_mean"), 0),
           _cell(task.get("completion_tokens_mean"), 0)]],
         "whole measured tasks; the law's Z is the mean idle between tasks "

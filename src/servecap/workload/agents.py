@@ -78,8 +78,12 @@ class AgentDraws:
         return self.idle.sample_residual(random.Random(f"{self.seed}:{agent}:start"))
 
 
+# The instruction a compaction call appends (`TaskContext.compaction_request`), in tokens.
+COMPACTION_REQUEST_TOKENS = 16
+
+
 class TaskContext:
-    """One task's conversation as it grows."""
+    """One task's conversation as it grows (and, past a budget, is compacted)."""
 
     def __init__(self, prompt: str, key: tuple[object, ...]) -> None:
         self.turns: list[Message | ToolTurn] = [Message("user", prompt)]
@@ -105,3 +109,15 @@ class TaskContext:
 
     def messages(self) -> tuple[Message | ToolTurn, ...]:
         return tuple(self.turns)
+
+    def compaction_request(self, call: int) -> Message:
+        """The user turn that asks for the summary (`COMPACTION_REQUEST_TOKENS` long)."""
+        return Message("user", fit("Summarise the task so far for your next step. ",
+                                   COMPACTION_REQUEST_TOKENS * CHARS_PER_TOKEN,
+                                   ("compact", *self._key, call)))
+
+    def compact(self, summary_tokens: int, call: int) -> None:
+        """Replace the history with a summary of exactly `summary_tokens`."""
+        self.turns = [Message("user", fit("Summary of the work so far: ",
+                                          summary_tokens * CHARS_PER_TOKEN,
+                                          ("summary", *self._key, call)))]

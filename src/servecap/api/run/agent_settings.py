@@ -2,7 +2,8 @@
 
 `agents` names the levels (virtual agents per level, `4,8,16`); `agent_depth` (tool calls
 per task), `tool_latency` (seconds a tool takes), `tool_result_tokens` (a tool result's
-size) and `tools` (a JSON file: the catalogue every call sends) shape the tasks; the
+size), `tools` (a JSON file: the catalogue every call sends) and `context_budget` (compact
+the context past it: `TOKENS[:SUMMARY]`) shape the tasks; the
 think time between tasks, the ramp and the duration are the sessions' settings (a think
 time left at the sessions' default takes the agents' own, `AgentsLoad.idle`). Every spec
 is parsed here, before any load, so a bad one is one `SettingError` naming its setting.
@@ -16,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from servecap.core.config import parse_levels
-from servecap.core.errors import SettingError
+from servecap.core.errors import SettingError, bad_setting
 from servecap.core.validation import setting_error
 from servecap.kinds.agents import AgentsLoad
 from servecap.kinds.sessions import SessionsLoad
@@ -28,7 +29,8 @@ AGENT_DEFAULTS = AgentsLoad(agents=[1])  # the agents model's defaults
 SESSIONS_THINK = SessionsLoad(users=[1]).think
 # The model's fields by the settings that set them (their errors name the setting).
 AGENT_SETTINGS = {"idle": "think_time", "duration_s": "duration", "ramp_s": "ramp_s",
-                  "agents": "agents"}
+                  "agents": "agents", "context_budget": "context_budget",
+                  "summary_tokens": "context_budget"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class AgentSettings:
     tool_latency: str = AGENT_DEFAULTS.tool_latency
     tool_result_tokens: str = AGENT_DEFAULTS.tool_result_tokens
     tools: str | None = None  # a file
+    context_budget: str | None = None  # TOKENS or TOKENS:SUMMARY
 
     def shaping(self) -> dict[str, bool]:
         """Whether each setting that shapes the tasks was given (differs from its default)."""
@@ -66,6 +69,8 @@ def agents_load(
     draws = AgentDraws.parse(settings.agent_depth, settings.tool_latency,
                              settings.tool_result_tokens, think_time, seed)
     extra: dict[str, Any] = {}
+    if settings.context_budget is not None:
+        extra["context_budget"], extra["summary_tokens"] = parse_budget(settings.context_budget)
     if settings.tools is not None:
         extra["tools"] = list(parse_tools(read_text(settings.tools, "tools file"),
                                           settings.tools))
@@ -79,3 +84,22 @@ def agents_load(
         )
     except ValidationError as exc:
         raise setting_error(exc, AGENT_SETTINGS) from exc
+
+
+def parse_budget(text: str) -> tuple[int, int | None]:
+    """`TOKENS` or `TOKENS:SUMMARY`: the context budget and the summary a compaction leaves
+    (None: a tenth of the budget), whole numbers > 0 with the summary below the budget."""
+    parts = text.strip().split(":")
+    numbers: list[int] = []
+    for part in parts[:2]:
+        try:
+            numbers.append(int(part))
+        except ValueError:
+            numbers.append(0)
+    if len(parts) > 2 or min(numbers) < 1:
+        raise bad_setting("context_budget", f"{text.strip()!r}: expected TOKENS or "
+                          "TOKENS:SUMMARY, whole numbers > 0", "invalid ")
+    if len(numbers) == 2 and numbers[1] >= numbers[0]:
+        raise bad_setting("context_budget", f"{text.strip()!r}: the SUMMARY must be shorter "
+                          "than the budget", "invalid ")
+    return numbers[0], numbers[1] if len(numbers) == 2 else None
