@@ -134,6 +134,38 @@ def test_a_context_past_the_budget_is_compacted_by_one_extra_call(tmp_path: Path
     assert set(block["by_call"]) == {"1", "2", "3", "4", "5"}  # compactions left out
 
 
+def test_a_task_fans_out_to_sub_agents_whose_answers_join_its_context(tmp_path: Path) -> None:
+    with tool_sim() as sim:
+        config = agents_config(sim.base_url, tmp_path, depth="2", fan_out="uniform:2:3")
+        outcome = asyncio.run(run_benchmark_async(config))
+    tasks = tasks_of(rows_of(outcome.run_dir))
+    spawned = 0
+    for calls in tasks.values():
+        own = [c for c in calls if "sub_agent" not in c]
+        subs: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        for c in calls:
+            if "sub_agent" in c:
+                subs[c["sub_agent"]].append(c)
+        if len(own) < 2:
+            continue
+        spawned += 1
+        assert own[0]["tool_call"] == "spawn" and 2 <= len(subs) <= 3
+        answers = 0
+        for j, chain in subs.items():  # each sub-agent a whole chain of its own draws
+            assert [c["turn"] for c in chain] == list(range(1, chain[0]["depth"] + 2))
+            assert chain[0]["sent_at"] >= own[0]["ended_at"]
+            assert chain[-1]["ended_at"] <= own[1]["sent_at"]
+            answers += chain[-1]["completion_tokens"]
+        # the sub-agents' answers, each as long as its server wrote it, join the context
+        assert own[1]["appended_tokens"] == own[0]["completion_tokens"] + answers
+        assert own[1]["prompt_tokens"] - own[0]["prompt_tokens"] == own[1]["appended_tokens"]
+    assert spawned >= 2
+    (level,) = load_run(outcome.run_dir).levels
+    block = level.kind_block or {}
+    assert block["task"]["sub_agents_mean"] >= 2 and block["task"]["sub_agents_share"] > 0
+    assert set(block["by_call"]) == {"1", "2", "3"}  # the task's own calls only
+
+
 def loop_app(seen: list[dict[str, Any]]) -> web.Application:
     """Answers every call in text (never a tool call) and keeps every request body."""
 

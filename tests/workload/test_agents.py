@@ -121,3 +121,19 @@ def test_a_catalogue_is_a_json_list_of_function_tools() -> None:
         with pytest.raises(SettingError) as caught:
             parse_tools(text, "t.json")
         assert caught.value.settings == ("tools",) and "t.json" in str(caught.value)
+
+
+def test_sub_agents_draw_chains_of_their_own_and_join_as_one_result() -> None:
+    fanned = AgentDraws.parse("uniform:1:5", "exp:2", "100", "exp:1", 0, "uniform:2:4")
+    tasks = [fanned.task(agent, 0) for agent in range(100)]
+    assert {t.fan_out for t in tasks} == {2, 3, 4}
+    assert draws().task(0, 0).fan_out == 0  # no fan-out without its spec
+    sub = fanned.sub_task(0, 0, 1)
+    assert sub.fan_out == 0 and sub == fanned.sub_task(0, 0, 1) != fanned.sub_task(0, 0, 2)
+    context = TaskContext("s", (0, 0, 0))
+    context.after_spawn("", (ToolCall("c", "spawn_agents", "{}"),), [10, 5])
+    spawned, result = context.turns[1:]
+    assert isinstance(spawned, ToolTurn) and spawned.tool_calls[0].name == "spawn_agents"
+    assert isinstance(result, ToolTurn) and result.tool_call_id == "c"
+    assert len(result.content) == 4 * 15 and "Sub-agent 2 answered" in result.content
+    assert len(TaskContext.of_length(30, (1,)).turns[0].content) == 120

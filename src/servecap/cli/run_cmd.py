@@ -245,6 +245,7 @@ def run(
     tool_result_tokens: af.ToolResultTokensOption = af.AGENT_DEFAULTS.tool_result_tokens,
     tools: af.ToolsOption = None,
     context_budget: af.ContextBudgetOption = None,
+    fan_out: af.FanOutOption = None,
     server_metrics: Annotated[
         str, typer.Option(help="Scrape the server's /metrics: auto, off or a URL")
     ] = RUN.server_metrics,
@@ -285,7 +286,7 @@ def run(
         endpoint, seed, concurrency, users, think_time, turns, ramp_s, duration, rate, arrival,
         burstiness, requests, max_concurrency, warmup_s, cooldown_s, load,
         af.agent_settings(agents, agent_depth, tool_latency, tool_result_tokens, tools,
-                          context_budget),
+                          context_budget, fan_out),
     )
     fields = load_fields(flags)
     other = flags.other_than_closed()

@@ -40,14 +40,21 @@ ContextBudgetOption = Annotated[
                       "default a tenth of TOKENS)"),
 ]
 
+FanOutOption = Annotated[
+    str | None,
+    typer.Option(help="Agents: sub-agents a task's first call spawns, each a chain of its "
+                      "own, run at once, their answers joining the task's context: N, "
+                      "uniform:LO:HI, normal:MEAN:SD or lognormal:MEDIAN:SIGMA"),
+]
+
 
 def agent_settings(
     agents: str | None, depth: str, tool_latency: str, tool_result_tokens: str,
-    tools: str | None, context_budget: str | None,
+    tools: str | None, context_budget: str | None, fan_out: str | None,
 ) -> AgentSettings:
     """The flags as the api's settings."""
     return AgentSettings(agents, depth, tool_latency, tool_result_tokens, tools,
-                         context_budget)
+                         context_budget, fan_out)
 
 
 __all__ = ["AGENT_DEFAULTS", "agent_settings"]

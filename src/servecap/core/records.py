@@ -44,7 +44,7 @@ FAILURE_REASONS: tuple[str, ...] = (
 _OMIT_WHEN_NONE: tuple[str, ...] = ("level", "user", "conversation", "turn", "think_before_s",
                                      "think_after_s", "admitted_at", "connect_ms",
                                      "cached_tokens", "depth", "tool_call", "tool_wait_s",
-                                     "appended_tokens", "compaction")
+                                     "appended_tokens", "compaction", "sub_agent")
 
 
 @dataclass(slots=True)
@@ -129,6 +129,8 @@ class RequestRecord:
     appended_tokens: int | None = None
     # the extra call that compacted the context past its budget (before call `turn`)
     compaction: bool | None = None
+    # a call of the task's sub-agent `sub_agent` (from 1; None: the task's own chain)
+    sub_agent: int | None = None
 
     @classmethod
     def for_level(

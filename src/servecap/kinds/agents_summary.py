@@ -7,8 +7,10 @@ call's send to its final answer's end; the time waiting on the server is the sum
 calls' latencies, the time on tools the sum of the gaps between a call's end and the next
 call's send (the drawn tool latency plus the client's own lag); calls (compactions
 included, also counted alone) and tokens (prompt and completion, from usage) are summed
-over its calls. The by-index statistics leave compactions out: index k is the k-th call
-of the tool loop.
+over its calls. With fan-out the times are the task's own chain's, and the wait after the
+call that spawned sub-agents is theirs (`sub_agents_share`), not a tool's. The by-index
+statistics leave compactions and sub-agents' calls out: index k is the k-th call of the
+task's own tool loop.
 
 Per level: tasks per second are the measured tasks that started in the window from the
 first measured task's start to the last one's, over its length (the last start closes the
@@ -47,15 +49,22 @@ def tasks_of(records: Sequence[RequestRecord]) -> dict[tuple[int, int], Task]:
     for record in records:
         if record.user is not None and record.conversation is not None:
             tasks[(record.user, record.conversation)].append(record)
-    for calls in tasks.values():  # a compaction comes before the call it precedes
-        calls.sort(key=lambda r: (r.turn or 0, not r.compaction))
+    for calls in tasks.values():  # the task's own chain first; a compaction before its call
+        calls.sort(key=lambda r: (r.sub_agent or 0, r.turn or 0, not r.compaction))
     return dict(tasks)
 
 
+def own_chain(calls: Task) -> Task:
+    """The task's own calls (its sub-agents' left out), in order."""
+    return [r for r in calls if r.sub_agent is None]
+
+
 def is_whole(calls: Task) -> bool:
-    """Every call of the task (compactions too), up to its final answer, succeeded."""
-    depth = calls[0].depth
-    turns = [r.turn for r in calls if not r.compaction]
+    """Every call of the task (compactions and sub-agents too), up to its final answer,
+    succeeded."""
+    own = own_chain(calls)
+    depth = own[0].depth if own else None
+    turns = [r.turn for r in own if not r.compaction]
     return (
         depth is not None and turns == list(range(1, depth + 2))
         and all(r.ok and r.sent_at is not None and r.ended_at is not None for r in calls)
@@ -63,17 +72,21 @@ def is_whole(calls: Task) -> bool:
 
 
 def task_row(calls: Task) -> dict[str, float]:
-    """A whole task's time, its shares on the server and on tools, its calls and tokens."""
-    start, end = calls[0].sent_at, calls[-1].ended_at
+    """A whole task's time, its shares on the server, on tools and on sub-agents (from the
+    task's own chain: a wait after a spawn is its sub-agents'), its calls and tokens."""
+    own = own_chain(calls)
+    start, end = own[0].sent_at, own[-1].ended_at
     assert start is not None and end is not None
     total_s = (end - start) / NS_PER_S
-    server_s = sum((r.ended_at or 0) - (r.sent_at or 0) for r in calls) / NS_PER_S
-    tools_s = sum(
-        (after.sent_at or 0) - (before.ended_at or 0)
-        for before, after in zip(calls, calls[1:], strict=False)
-    ) / NS_PER_S
+    server_s = sum((r.ended_at or 0) - (r.sent_at or 0) for r in own) / NS_PER_S
+    waits = {"tool": 0.0, "spawn": 0.0}
+    for before, after in zip(own, own[1:], strict=False):
+        gap = ((after.sent_at or 0) - (before.ended_at or 0)) / NS_PER_S
+        waits["spawn" if before.tool_call == "spawn" else "tool"] += gap
     return {
-        "time_s": total_s, "server_s": server_s, "tools_s": tools_s,
+        "time_s": total_s, "server_s": server_s, "tools_s": waits["tool"],
+        "sub_agents_s": waits["spawn"],
+        "sub_agents": float(len({r.sub_agent for r in calls} - {None})),
         "calls": float(len(calls)),
         "compactions": float(sum(bool(r.compaction) for r in calls)),
         "prompt_tokens": float(sum(r.prompt_tokens or 0 for r in calls)),
@@ -91,13 +104,13 @@ def _idle(tasks: dict[tuple[int, int], Task], measured: set[tuple[int, int]]) ->
     to the agent's next task's first send, less the draw) where a next task followed."""
     drawn, lags = [], []
     for (agent, task), calls in tasks.items():
-        idle_s = calls[-1].think_after_s
+        idle_s = own_chain(calls)[-1].think_after_s if own_chain(calls) else None
         if (agent, task) not in measured or not is_whole(calls) or idle_s is None:
             continue
         drawn.append(idle_s)
         following = tasks.get((agent, task + 1))
         if following and following[0].sent_at is not None:
-            gap_s = (following[0].sent_at - (calls[-1].ended_at or 0)) / NS_PER_S
+            gap_s = (following[0].sent_at - (own_chain(calls)[-1].ended_at or 0)) / NS_PER_S
             lags.append(max(0.0, gap_s - idle_s))
     if not drawn:
         return None
@@ -109,7 +122,8 @@ def by_call(records: Sequence[RequestRecord]) -> dict[str, dict[str, float]]:
     (prompt tokens), the prefix cache's share of prompt tokens, and n."""
     groups: dict[int, list[RequestRecord]] = defaultdict(list)
     for record in records:
-        if record.turn is not None and not record.warmup and record.ok and not record.compaction:
+        own = not record.compaction and record.sub_agent is None
+        if record.turn is not None and not record.warmup and record.ok and own:
             groups[record.turn].append(record)
     out: dict[str, dict[str, float]] = {}
     for call, rows in sorted(groups.items()):
@@ -162,8 +176,8 @@ def _task_stats(rows: list[dict[str, float]]) -> dict[str, float]:
     stats.update({f"time_s_q{q}": float(np.percentile(times, q)) for q in QUANTILES})
     total = float(times.sum())
     if total > 0:
-        stats["server_share"] = sum(r["server_s"] for r in rows) / total
-        stats["tools_share"] = sum(r["tools_s"] for r in rows) / total
+        for part in ("server", "tools", "sub_agents"):
+            stats[f"{part}_share"] = sum(r[f"{part}_s"] for r in rows) / total
     return stats
 
 
@@ -180,12 +194,13 @@ def agent_tables(block: dict[str, Any]) -> list[KindTable]:
     tasks = KindTable(
         "agent tasks",
         ["tasks", "tasks/s", "law N/(R+Z)", "task time mean (s)", "P50 (s)", "P90 (s)",
-         "on server", "on tools", "calls/task", "compactions/task", "prompt tok/task",
-         "output tok/task"],
+         "on server", "on tools", "on sub-agents", "calls/task", "compactions/task",
+         "prompt tok/task", "output tok/task"],
         [[str(block.get("tasks_whole", 0)), _cell(rate, 3), _cell(law, 3),
           _cell(task.get("time_s_mean"), 2), _cell(task.get("time_s_p50"), 2),
           _cell(task.get("time_s_p90"), 2), _cell(task.get("server_share"), 2),
-          _cell(task.get("tools_share"), 2), _cell(task.get("calls_mean"), 1),
+          _cell(task.get("tools_share"), 2), _cell(task.get("sub_agents_share"), 2),
+          _cell(task.get("calls_mean"), 1),
           _cell(task.get("compactions_mean"), 2),
           _cell(task.get("prompt_tokens_mean"), 0),
           _cell(task.get("completion_tokens_mean"), 0)]],

@@ -37,6 +37,7 @@ class TaskDraw:
     tool_latency_s: tuple[float, ...]
     tool_result_tokens: tuple[int, ...]
     idle_s: float
+    fan_out: int = 0  # sub-agents the task's first call spawns
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +49,12 @@ class AgentDraws:
     tool_result: LengthDist
     idle: ThinkTime
     seed: int
+    fan_out: LengthDist | None = None
 
     @classmethod
     def parse(
-        cls, depth: str, tool_latency: str, tool_result: str, idle: str, seed: int
+        cls, depth: str, tool_latency: str, tool_result: str, idle: str, seed: int,
+        fan_out: str | None = None,
     ) -> AgentDraws:
         """The specs as given; a bad one raises a `SettingError` naming its setting."""
         return cls(
@@ -60,17 +63,27 @@ class AgentDraws:
             tool_result=parse_count_spec(tool_result, "tool_result_tokens"),
             idle=parse_think_time(idle, "think_time"),
             seed=seed,
+            fan_out=None if fan_out is None else parse_count_spec(fan_out, "fan_out"),
         )
 
     def task(self, agent: int, task: int) -> TaskDraw:
         """Task `task` (from 0) of agent `agent`: the same draws in every process."""
-        rng = random.Random(f"{self.seed}:{agent}:{task}")
+        return self._draw(f"{self.seed}:{agent}:{task}", self.fan_out)
+
+    def sub_task(self, agent: int, task: int, sub_agent: int) -> TaskDraw:
+        """The chain of sub-agent `sub_agent` (from 1) of a task: no fan-out of its own."""
+        return self._draw(f"{self.seed}:{agent}:{task}:sub{sub_agent}", None)
+
+    def _draw(self, seed: str, fan_out: LengthDist | None) -> TaskDraw:
+        rng = random.Random(seed)
         # the lengths draw from numpy: seeded from the same task's own stream
         np_rng = np.random.default_rng(rng.getrandbits(64))
         depth = int(self.depth.sample(1, np_rng)[0])
         sizes = tuple(int(n) for n in self.tool_result.sample(depth, np_rng))
         latencies = tuple(self.tool_latency.sample(rng) for _ in range(depth))
-        return TaskDraw(depth, latencies, sizes, self.idle.sample(rng))
+        idle = self.idle.sample(rng)
+        spawned = 0 if fan_out is None else int(fan_out.sample(1, np_rng)[0])
+        return TaskDraw(depth, latencies, sizes, idle, spawned)
 
     def start_offset_s(self, agent: int) -> float:
         """When agent `agent` starts its first task: the idle time's residual, as a steady
@@ -106,6 +119,24 @@ class TaskContext:
         for tool_call, part in zip(calls, split_text(text, len(calls)), strict=True):
             self.turns.append(ToolTurn("tool", part, tool_call_id=tool_call.id))
         return calls
+
+    def after_spawn(self, answer: str, calls: tuple[ToolCall, ...], sizes: list[int]) -> None:
+        """Append the assistant turn that spawned sub-agents and, as its result, their
+        answers: `sizes[j]` tokens each, joined (split over the calls where it made
+        several)."""
+        self.turns.append(ToolTurn("assistant", answer, calls))
+        text = "".join(
+            fit(f"Sub-agent {j} answered: ", tokens * CHARS_PER_TOKEN,
+                ("answer", *self._key, j))
+            for j, tokens in enumerate(sizes, start=1)
+        )
+        for tool_call, part in zip(calls, split_text(text, len(calls)), strict=True):
+            self.turns.append(ToolTurn("tool", part, tool_call_id=tool_call.id))
+
+    @classmethod
+    def of_length(cls, tokens: int, key: tuple[object, ...]) -> TaskContext:
+        """A context opening with a prompt of exactly `tokens` (a sub-agent's own task)."""
+        return cls(fit("Sub-task: ", tokens * CHARS_PER_TOKEN, ("prompt", *key)), key)
 
     def messages(self) -> tuple[Message | ToolTurn, ...]:
         return tuple(self.turns)

@@ -3,7 +3,8 @@
 `agents` names the levels (virtual agents per level, `4,8,16`); `agent_depth` (tool calls
 per task), `tool_latency` (seconds a tool takes), `tool_result_tokens` (a tool result's
 size), `tools` (a JSON file: the catalogue every call sends) and `context_budget` (compact
-the context past it: `TOKENS[:SUMMARY]`) shape the tasks; the
+the context past it: `TOKENS[:SUMMARY]`) and `fan_out` (sub-agents a task's first call
+spawns) shape the tasks; the
 think time between tasks, the ramp and the duration are the sessions' settings (a think
 time left at the sessions' default takes the agents' own, `AgentsLoad.idle`). Every spec
 is parsed here, before any load, so a bad one is one `SettingError` naming its setting.
@@ -43,6 +44,7 @@ class AgentSettings:
     tool_result_tokens: str = AGENT_DEFAULTS.tool_result_tokens
     tools: str | None = None  # a file
     context_budget: str | None = None  # TOKENS or TOKENS:SUMMARY
+    fan_out: str | None = None  # sub-agents a task's first call spawns (a count spec)
 
     def shaping(self) -> dict[str, bool]:
         """Whether each setting that shapes the tasks was given (differs from its default)."""
@@ -67,8 +69,10 @@ def agents_load(
     if think_time == SESSIONS_THINK:
         think_time = AGENT_DEFAULTS.idle
     draws = AgentDraws.parse(settings.agent_depth, settings.tool_latency,
-                             settings.tool_result_tokens, think_time, seed)
+                             settings.tool_result_tokens, think_time, seed, settings.fan_out)
     extra: dict[str, Any] = {}
+    if draws.fan_out is not None:
+        extra["fan_out"] = draws.fan_out.spec
     if settings.context_budget is not None:
         extra["context_budget"], extra["summary_tokens"] = parse_budget(settings.context_budget)
     if settings.tools is not None:
