@@ -19,6 +19,7 @@ from servecap.core.config import SLO
 from servecap.core.errors import SettingError
 from servecap.kinds.agents import AgentsLoad
 from servecap.sim import builtin_profile, start_server_in_thread
+from servecap.storage.formats.br_out import run_partials
 from servecap.storage.runs import load_run
 
 # 127.0.0.1:9 (discard) is never contacted: input is refused before preflight.
@@ -123,3 +124,8 @@ def test_a_run_of_agents_on_the_simulator(tmp_path: Path) -> None:
     for text in ("agent tasks", "agent calls by index", "task time distribution",
                  "latency by call index"):
         assert text in html and text in markdown
+    # the Benchmark Report export: each task is a session of its calls
+    ((_name, partial),) = run_partials(run)
+    sessions = partial["results"]["session_performance"]["sessions"]
+    assert sessions["total"] >= block["tasks_whole"]
+    assert sessions["total_events"] == level.n_requests

@@ -22,6 +22,7 @@ from servecap.sim import builtin_profile, start_server_in_thread
 from servecap.sim.model.params import ModelParams
 from servecap.sim.profiles import Profile
 from servecap.storage.runs import load_run
+from servecap.workload.agents import AgentDraws
 from tests.servers.app_thread import AppThread
 
 
@@ -164,6 +165,25 @@ def test_a_task_fans_out_to_sub_agents_whose_answers_join_its_context(tmp_path: 
     block = level.kind_block or {}
     assert block["task"]["sub_agents_mean"] >= 2 and block["task"]["sub_agents_share"] > 0
     assert set(block["by_call"]) == {"1", "2", "3"}  # the task's own calls only
+
+
+def test_agents_split_over_worker_processes_run_each_agent_once(tmp_path: Path) -> None:
+    with tool_sim() as sim:
+        config = agents_config(sim.base_url, tmp_path, agents=[4], depth="2")
+        config = config.model_copy(update={"workers": 2})
+        outcome = asyncio.run(run_benchmark_async(config))
+    (level,) = outcome.levels
+    assert level.workers == 2
+    tasks = tasks_of(rows_of(outcome.run_dir))
+    assert {agent for agent, _ in tasks} == {0, 1, 2, 3}
+    for calls in tasks.values():  # every task's calls once, in order, from one process
+        assert [c["turn"] for c in calls] == list(range(1, len(calls) + 1))
+    # a task draws the same in any process: agent 3's first task as one process draws it
+    draw = AgentDraws.parse("2", "exp:0.01", "uniform:5:60", "exp:0.02", 0).task(3, 0)
+    first = tasks[(3, 0)]
+    if len(first) == 3:
+        assert first[2]["appended_tokens"] == (
+            first[1]["completion_tokens"] + draw.tool_result_tokens[1])
 
 
 def loop_app(seen: list[dict[str, Any]]) -> web.Application:
