@@ -118,10 +118,10 @@ def test_a_run_of_agents_on_the_simulator(tmp_path: Path) -> None:
     run = load_run(run_dir)
     plan = plan_runs([run], SLO(ttft_ms=10_000, tps=0)).runs[0]
     titles = [table.title for table in plan.kind_tables or []]
-    assert titles == ["agent tasks", "agent calls by index"]
+    assert titles == ["agents=2: tasks", "agents=2: calls by index"]
     paths = write_report(build_report([run]), tmp_path / "report")
     html, markdown = paths.html.read_text(), paths.markdown.read_text()
-    for text in ("agent tasks", "agent calls by index", "task time distribution",
+    for text in ("agents=2: tasks", "agents=2: calls by index", "task time distribution",
                  "latency by call index"):
         assert text in html and text in markdown
     # the Benchmark Report export: each task is a session of its calls
@@ -129,3 +129,4 @@ def test_a_run_of_agents_on_the_simulator(tmp_path: Path) -> None:
     sessions = partial["results"]["session_performance"]["sessions"]
     assert sessions["total"] >= block["tasks_whole"]
     assert sessions["total_events"] == level.n_requests
+

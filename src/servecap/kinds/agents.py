@@ -159,10 +159,10 @@ class AgentsKind(LoadKind):
         return {"kind_block": agent_fields(records, int(key.value))}
 
     def tables(self, level: LevelSummary, slo: SLO) -> list[KindTable]:
-        return agent_tables(level.kind_block or {})
+        return agent_tables(str(level.key), level.kind_block or {})
 
     def series(self, level: LevelSummary) -> list[KindSeries]:
-        return agent_series(f"agents-{level.key.value}", level.kind_block or {})
+        return agent_series(str(level.key), f"agents-{level.key.value}", level.kind_block or {})
 
 
 KIND = AgentsKind(

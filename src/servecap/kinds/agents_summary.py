@@ -185,14 +185,15 @@ def _cell(value: Any, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def agent_tables(block: dict[str, Any]) -> list[KindTable]:
-    """The level's tasks and its calls by index, as `plan`, the report and the app show."""
+def agent_tables(level: str, block: dict[str, Any]) -> list[KindTable]:
+    """The level's tasks and its calls by index, as `plan`, the report and the app show
+    (titled by the level: `plan` lists every level's one after another)."""
     if not block:
         return []
     task = block.get("task") or {}
     rate, law = block.get("tasks_per_s"), block.get("tasks_per_s_law")
     tasks = KindTable(
-        "agent tasks",
+        f"{level}: tasks",
         ["tasks", "tasks/s", "law N/(R+Z)", "task time mean (s)", "P50 (s)", "P90 (s)",
          "on server", "on tools", "on sub-agents", "calls/task", "compactions/task",
          "prompt tok/task", "output tok/task"],
@@ -208,7 +209,7 @@ def agent_tables(block: dict[str, Any]) -> list[KindTable]:
         f"({_cell(block.get('idle_mean_s'), 2)} s)",
     )
     calls = KindTable(
-        "agent calls by index",
+        f"{level}: calls by index",
         ["call", "n", "context (prompt tokens)", "TTFT mean (ms)", "ITL mean (ms)",
          "prefix-cache share"],
         [[call, str(int(row["n"])), _cell(row.get("context_tokens_mean"), 0),
@@ -219,21 +220,21 @@ def agent_tables(block: dict[str, Any]) -> list[KindTable]:
     return [tasks, calls]
 
 
-def agent_series(slug: str, block: dict[str, Any]) -> list[KindSeries]:
-    """The task-time distribution and the latency by call index, as charts."""
+def agent_series(level: str, slug: str, block: dict[str, Any]) -> list[KindSeries]:
+    """The level's task-time distribution and latency by call index, as charts."""
     out = []
     task = block.get("task") or {}
     if "time_s_q50" in task:
         xs = [task[f"time_s_q{q}"] for q in QUANTILES]
         out.append(KindSeries(
-            f"{slug}-task-time", "task time distribution",
+            f"{slug}-task-time", f"{level}: task time distribution",
             "Whole measured tasks: the share of tasks done within each time (percentiles).",
             "task time (s)", "percentile", {"tasks": (xs, [float(q) for q in QUANTILES])}))
     calls = block.get("by_call") or {}
     if calls:
         xs = [float(c) for c in calls]
         out.append(KindSeries(
-            f"{slug}-by-call", "latency by call index",
+            f"{slug}-by-call", f"{level}: latency by call index",
             "Mean TTFT and ITL of the calls at each index of a task: the context grows "
             "with the index.", "call index in the task", "ms",
             {"TTFT mean": (xs, [row.get("ttft_ms_mean") for row in calls.values()]),
