@@ -249,3 +249,6 @@ def test_tasks_per_second_follow_the_response_time_law(tmp_path: Path) -> None:
     assert abs(block["tasks_per_s_law_error"]) <= 0.05, block
     assert block["tasks_per_s"] == pytest.approx(
         8 / (block["task"]["time_s_mean"] + block["idle_mean_s"]), rel=0.05)
+    # Little's law on the server: N agents / agents per stream = the streams they kept busy
+    assert level.served_concurrency is not None
+    assert 8 / block["agents_per_stream"] == pytest.approx(level.served_concurrency, rel=0.05)

@@ -19,7 +19,10 @@ the request: X = N / (R + Z), R the mean time of whole measured tasks and Z the 
 the idle drawn after each whole measured task (every one, so the long idles the level's end
 cuts short count too, as in `sessions_summary`), plus the client's mean lag beyond the draw
 where a next task followed. So `tasks_per_s_law_error` checks the scheduler against its
-own numbers.
+own numbers. By Little's law on the server, an agent keeps a stream busy for its task's
+calls' server time (every call's, sub-agents' and compactions' too) once a cycle, so
+`agents_per_stream` = (R + Z) / that time: the agents one stream of server concurrency
+holds at this level's latencies.
 Per call index: the mean TTFT, ITL and context (prompt tokens), and the share of prompt
 tokens the server's prefix cache served (where its usage says).
 """
@@ -83,8 +86,10 @@ def task_row(calls: Task) -> dict[str, float]:
     for before, after in zip(own, own[1:], strict=False):
         gap = ((after.sent_at or 0) - (before.ended_at or 0)) / NS_PER_S
         waits["spawn" if before.tool_call == "spawn" else "tool"] += gap
+    every_s = sum((r.ended_at or 0) - (r.sent_at or 0) for r in calls) / NS_PER_S
     return {
         "time_s": total_s, "server_s": server_s, "tools_s": waits["tool"],
+        "calls_server_s": every_s,
         "sub_agents_s": waits["spawn"],
         "sub_agents": float(len({r.sub_agent for r in calls} - {None})),
         "calls": float(len(calls)),
@@ -160,9 +165,12 @@ def agent_fields(records: Sequence[RequestRecord], agents: int) -> dict[str, Any
     if idle is not None:
         out["idle_mean_s"] = idle
     if whole and idle is not None and "tasks_per_s" in out:
-        law = agents / (out["task"]["time_s_mean"] + out["idle_mean_s"])
-        out["tasks_per_s_law"] = law
+        cycle_s = out["task"]["time_s_mean"] + out["idle_mean_s"]
+        out["tasks_per_s_law"] = law = agents / cycle_s
         out["tasks_per_s_law_error"] = out["tasks_per_s"] / law - 1.0
+        # Little's law on the server: an agent keeps a stream busy for the server time of
+        # its task's calls (sub-agents' and compactions' too) each cycle
+        out["agents_per_stream"] = cycle_s / out["task"]["calls_server_s_mean"]
     return out
 
 
@@ -196,7 +204,7 @@ def agent_tables(level: str, block: dict[str, Any]) -> list[KindTable]:
         f"{level}: tasks",
         ["tasks", "tasks/s", "law N/(R+Z)", "task time mean (s)", "P50 (s)", "P90 (s)",
          "on server", "on tools", "on sub-agents", "calls/task", "compactions/task",
-         "prompt tok/task", "output tok/task"],
+         "prompt tok/task", "output tok/task", "agents/stream"],
         [[str(block.get("tasks_whole", 0)), _cell(rate, 3), _cell(law, 3),
           _cell(task.get("time_s_mean"), 2), _cell(task.get("time_s_p50"), 2),
           _cell(task.get("time_s_p90"), 2), _cell(task.get("server_share"), 2),
@@ -204,7 +212,8 @@ def agent_tables(level: str, block: dict[str, Any]) -> list[KindTable]:
           _cell(task.get("calls_mean"), 1),
           _cell(task.get("compactions_mean"), 2),
           _cell(task.get("prompt_tokens_mean"), 0),
-          _cell(task.get("completion_tokens_mean"), 0)]],
+          _cell(task.get("completion_tokens_mean"), 0),
+          _cell(block.get("agents_per_stream"), 1)]],
         "whole measured tasks; the law's Z is the mean idle between tasks "
         f"({_cell(block.get('idle_mean_s'), 2)} s)",
     )
