@@ -28,6 +28,8 @@ def test_profiles_lists_builtins() -> None:
         ["serve", "--profile", "nope"],
         ["serve", "--profile", "deterministic", "--time-scale", "0"],
         ["serve", "--profile", "deterministic", "--port", "70000"],
+        ["serve", "--profile", "deterministic", "--tool-call-probability", "1.5"],
+        ["--profile", "deterministic", "--tool-call-probability", "-0.1"],
         ["calibrate", "/nonexistent/summary.json", "--out", "p.toml"],
         ["calibrate", "x.json", "--out", "p.yaml"],
         ["calibrate", "x.json", "--out", "p.toml", "--engine", "vllm"],
@@ -53,6 +55,18 @@ def test_options_before_serve_are_served(monkeypatch: pytest.MonkeyPatch) -> Non
     res = runner.invoke(sim_app, ["--profile", "sglang-spec", "serve", "--profile", "vllm-spec"])
     assert res.exit_code == 0, res.output
     assert [(a[0], a[3]) for a in seen] == [("sglang-spec", 4.0), ("vllm-spec", 1.0)]
+
+
+def test_the_tool_call_probability_reaches_the_served_profile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    served: list[object] = []
+    monkeypatch.setattr("servecap.sim.server.runner.serve",
+                        lambda profile, **_: served.append(profile))
+    res = runner.invoke(sim_app, ["--tool-call-probability", "0.25", "serve",
+                                  "--profile", "deterministic"])
+    assert res.exit_code == 0, res.output
+    assert [getattr(p, "tool_call_probability", None) for p in served] == [0.25]
 
 
 def test_calibrate_needs_config_for_multi_config_csv(tmp_path: Path) -> None:

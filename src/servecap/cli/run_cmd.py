@@ -20,6 +20,7 @@ from servecap.api.run.request_options import parse_extra_body, parse_headers
 from servecap.api.run.run import RunOutcome, run_benchmark_async
 from servecap.api.run.run_config import RunConfig
 from servecap.cli import cost_flags
+from servecap.cli import run_flags_agents as af
 from servecap.cli import run_flags_cmax as cf
 from servecap.cli import run_flags_load as lf
 from servecap.cli import run_flags_open as op
@@ -238,6 +239,13 @@ def run(
     warmup_s: op.WarmupSOption = None,
     cooldown_s: op.CooldownSOption = None,
     load: lf.LoadOption = None,
+    agents: af.AgentsOption = None,
+    agent_depth: af.AgentDepthOption = af.AGENT_DEFAULTS.depth,
+    tool_latency: af.ToolLatencyOption = af.AGENT_DEFAULTS.tool_latency,
+    tool_result_tokens: af.ToolResultTokensOption = af.AGENT_DEFAULTS.tool_result_tokens,
+    tools: af.ToolsOption = None,
+    context_budget: af.ContextBudgetOption = None,
+    fan_out: af.FanOutOption = None,
     server_metrics: Annotated[
         str, typer.Option(help="Scrape the server's /metrics: auto, off or a URL")
     ] = RUN.server_metrics,
@@ -261,11 +269,13 @@ def run(
         help="A DCGM exporter's /metrics URL: each level's power, energy and J per token")
     ] = None,
 ) -> None:
-    """Sweep a server and save the run: concurrency, --rate, --users, --trace or --load.
+    """Sweep a server and save the run: concurrency, --rate, --users, --agents, --trace or
+    --load.
 
     Closed loop by default (c streams per level, each sends its next request when one
     ends); --rate an open loop (requests arrive at each offered rate); --users sessions
-    (virtual users hold multi-turn chats and think between turns); --trace a trace
+    (virtual users hold multi-turn chats and think between turns); --agents virtual agents
+    (tasks of model calls with tool calls between them); --trace a trace
     replayed once per --trace-speed; --load any load kind by its text form.
     """
     headers = parse_headers(header or [])
@@ -275,6 +285,8 @@ def run(
                          trace_start, trace_duration, prefix_hit_rate=prefix_hit_rate),
         endpoint, seed, concurrency, users, think_time, turns, ramp_s, duration, rate, arrival,
         burstiness, requests, max_concurrency, warmup_s, cooldown_s, load,
+        af.agent_settings(agents, agent_depth, tool_latency, tool_result_tokens, tools,
+                          context_budget, fan_out),
     )
     fields = load_fields(flags)
     other = flags.other_than_closed()

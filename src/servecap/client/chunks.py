@@ -15,6 +15,7 @@ import orjson
 from servecap.client.failures import fail
 from servecap.core.records import RequestRecord
 from servecap.core.text import clean_text
+from servecap.workload.tools import ToolCallLog
 
 DONE = "[DONE]"
 
@@ -22,14 +23,16 @@ DONE = "[DONE]"
 class ChunkReader:
     """Per-request state while reading a stream; `feed` runs once per SSE event."""
 
-    __slots__ = ("answer", "chat", "done", "last_completion_tokens", "record")
+    __slots__ = ("answer", "chat", "done", "last_completion_tokens", "record", "tool_log")
 
     def __init__(
-        self, record: RequestRecord, chat: bool, answer: list[str] | None = None
+        self, record: RequestRecord, chat: bool, answer: list[str] | None = None,
+        tool_log: ToolCallLog | None = None,
     ) -> None:
         self.record = record
         self.chat = chat
         self.answer = answer  # collects the answer's content when a caller needs the text
+        self.tool_log = tool_log  # collects its tool calls when the caller is an agent
         self.done = False
         self.last_completion_tokens = 0
 
@@ -73,6 +76,8 @@ class ChunkReader:
                 other = delta.get("reasoning")
                 reasoning = other if type(other) is str else None
             tools = delta.get("tool_calls")
+            if tools and self.tool_log is not None:
+                self.tool_log.add(tools)
         else:
             content = choice.get("text")
             if type(content) is not str:

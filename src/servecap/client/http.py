@@ -32,6 +32,7 @@ from servecap.core.config import ClientOptions, Endpoint
 from servecap.core.errors import SettingError, UserInputError
 from servecap.core.records import RequestRecord
 from servecap.workload.source import AnyRequest
+from servecap.workload.tools import ToolTurn, turn_json
 
 
 def ssl_context(options: ClientOptions) -> ssl.SSLContext | bool:
@@ -116,7 +117,14 @@ class StreamingClient:
             body["max_tokens"] = request.max_tokens
         if self._chat:
             # a shared prefix arrives as its own system message, a dataset row as its turns
-            body["messages"] = [{"role": m.role, "content": m.content} for m in request.messages]
+            body["messages"] = [
+                turn_json(m) if isinstance(m, ToolTurn) else {"role": m.role, "content": m.content}
+                for m in request.messages
+            ]
+            tools = getattr(request, "tools", None)
+            if tools:  # an agent's call: its catalogue and whether a tool may be called
+                body["tools"] = list(tools)
+                body["tool_choice"] = getattr(request, "tool_choice", None) or "auto"
         else:
             body["prompt"] = request.text
         return json.dumps(body).encode()
@@ -129,8 +137,10 @@ class StreamingClient:
         written at `at_ns` (never before): its send lateness is the write alone."""
         payload = self.body(request)
         wire = self._head % len(payload) + payload
-        # a sessions turn collects its answer for the next turn's history
-        reader = ChunkReader(record, self._chat, getattr(request, "answer", None))
+        # a sessions turn collects its answer for the next turn's history, an agent's call
+        # its tool calls too
+        reader = ChunkReader(record, self._chat, getattr(request, "answer", None),
+                             getattr(request, "tool_log", None))
         skips = SkipCount()
         connection = exchange = None
         try:

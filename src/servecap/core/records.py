@@ -43,7 +43,8 @@ FAILURE_REASONS: tuple[str, ...] = (
 # Fields another load kind added: left out of a row that does not use them.
 _OMIT_WHEN_NONE: tuple[str, ...] = ("level", "user", "conversation", "turn", "think_before_s",
                                      "think_after_s", "admitted_at", "connect_ms",
-                                     "cached_tokens")
+                                     "cached_tokens", "depth", "tool_call", "tool_wait_s",
+                                     "appended_tokens", "compaction", "sub_agent")
 
 
 @dataclass(slots=True)
@@ -116,6 +117,20 @@ class RequestRecord:
     # Opening a new connection (TCP, then TLS) before this request could be written, ms:
     # inside `sent_at - scheduled_at`, not the client's lag (None: a pooled one was reused).
     connect_ms: float | None = None
+    # Agents (`kinds.agents`): `user` is the agent, `conversation` its task (from 0) and
+    # `turn` the call in it (from 1); `depth` is the task's drawn number of tool calls (its
+    # last call, depth + 1, is the final answer); `tool_call` says who asked for the tool
+    # this call ended with ("server": its own `tool_calls`, "drawn": the depth said so);
+    # `tool_wait_s` the drawn tool latency after it; `appended_tokens` what the agent added
+    # to the context since its previous call (that call's output plus the tool result).
+    depth: int | None = None
+    tool_call: str | None = None
+    tool_wait_s: float | None = None
+    appended_tokens: int | None = None
+    # the extra call that compacted the context past its budget (before call `turn`)
+    compaction: bool | None = None
+    # a call of the task's sub-agent `sub_agent` (from 1; None: the task's own chain)
+    sub_agent: int | None = None
 
     @classmethod
     def for_level(

@@ -19,7 +19,9 @@ from servecap.core.level_key import LevelKey
 from servecap.kinds.base import LevelSpec, LoadKind, LoadPlan
 from servecap.kinds.planned import PlannedLevel
 
-KIND_MODULES: tuple[str, ...] = ("closed", "fixed", "replay", "sessions", "open_loop", "rate_shape")
+KIND_MODULES: tuple[str, ...] = (
+    "closed", "fixed", "replay", "sessions", "open_loop", "rate_shape", "agents",
+)
 # The kind of a run that names no load plan: the seed's concurrency sweep.
 DEFAULT_KIND = "closed"
 

@@ -27,7 +27,7 @@ from servecap.kinds.registry import level_type
 SKELETON_FIELDS: tuple[str, ...] = (
     "request_id", "concurrency", "level", "stream_index", "scheduled_at", "warmup",
     "user", "conversation", "turn", "think_before_s", "input_tokens_sent", "max_tokens_sent",
-    "admitted_at",
+    "admitted_at", "depth", "appended_tokens",
 )
 
 

@@ -29,6 +29,10 @@ CACHE_HELP = "Prefix caching on or off (default: the profile's; the seed profile
 KV_HELP = "KV budget in tokens (default: the profile's); a prefix cache lives in it."
 WARMUP_HELP = "Warm-up: the server's first S seconds run slower (default: the profile's)."
 WARMUP_FACTOR_HELP = "Warm-up: how many times slower a step is at start, decaying to 1 (>= 1)."
+TOOLS_HELP = (
+    "How often a chat request with tools and tool_choice auto is answered with a tool call, "
+    "0..1 (default: the profile's, 0); tool_choice required or a named function always is."
+)
 DRIFT_HELP = "Drift: steps grow this fraction slower per minute of uptime (0.01 = 1%/min)."
 SLOTS_HELP = "The engine's sequence slots (e.g. llama-server -np, vLLM --max-num-seqs)."
 ENGINES = ("generic", "llama.cpp")
@@ -106,12 +110,17 @@ def _serve(
     prefix_caching: str | None = None,
     kv_budget: int | None = None,
     slowdown: dict[str, float | None] | None = None,
+    tool_calls: float | None = None,
 ) -> None:
     if not 0 <= port <= 65535:
         _fail(f"--port must be 0..65535, not {port}")
     if not time_scale > 0:
         _fail(f"--time-scale must be > 0, not {time_scale}")
     profile = _with_overrides(_profile(profile_name), prefix_caching, kv_budget, slowdown)
+    if tool_calls is not None:
+        if not 0 <= tool_calls <= 1:  # also NaN
+            _fail(f"--tool-call-probability must be in 0..1, not {tool_calls}")
+        profile = profile.model_copy(update={"tool_call_probability": tool_calls})
     from servecap.sim.server.runner import serve
 
     typer.echo(
@@ -137,12 +146,14 @@ def main(
     warmup_s: float | None = typer.Option(None, "--warmup-s", help=WARMUP_HELP),
     warmup_factor: float | None = typer.Option(None, "--warmup-factor", help=WARMUP_FACTOR_HELP),
     drift_per_min: float | None = typer.Option(None, "--drift-per-min", help=DRIFT_HELP),
+    tool_calls: float | None = typer.Option(None, "--tool-call-probability", help=TOOLS_HELP),
 ) -> None:
     """Serve the simulator when no subcommand is given."""
     if ctx.invoked_subcommand is None:
         slowdown = {"warmup_s": warmup_s, "warmup_factor": warmup_factor,
                     "drift_per_min": drift_per_min}  # fmt: skip
-        _serve(profile, host, port, time_scale, prefix_caching, kv_budget, slowdown)
+        _serve(profile, host, port, time_scale, prefix_caching, kv_budget, slowdown,
+               tool_calls)
         return
     # `sim --profile X serve` must not serve the default profile: what was set before the
     # subcommand is handed to `serve`, and refused by the others, which take none of it.
@@ -177,6 +188,7 @@ def serve_cmd(
     warmup_s: float | None = typer.Option(None, "--warmup-s", help=WARMUP_HELP),
     warmup_factor: float | None = typer.Option(None, "--warmup-factor", help=WARMUP_FACTOR_HELP),
     drift_per_min: float | None = typer.Option(None, "--drift-per-min", help=DRIFT_HELP),
+    tool_calls: float | None = typer.Option(None, "--tool-call-probability", help=TOOLS_HELP),
 ) -> None:
     """Serve a profile as an OpenAI-compatible server until Ctrl-C."""
     before: dict[str, Any] = ctx.obj or {}
@@ -192,6 +204,7 @@ def serve_cmd(
         {"warmup_s": pick.get("warmup_s", warmup_s),
          "warmup_factor": pick.get("warmup_factor", warmup_factor),
          "drift_per_min": pick.get("drift_per_min", drift_per_min)},
+        pick.get("tool_calls", tool_calls),
     )
 
 

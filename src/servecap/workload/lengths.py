@@ -20,7 +20,7 @@ from typing import Literal
 
 import numpy as np
 
-from servecap.core.errors import UserInputError
+from servecap.core.errors import UserInputError, bad_setting
 from servecap.workload.traces import MAX_TOKENS, read_trace
 
 Role = Literal["input", "output"]
@@ -88,6 +88,22 @@ def parse_length_spec(text: str, role: Role = "input") -> LengthDist:
     if kind == "normal" and centre < 1:
         raise _bad(flag, spec, "the MEAN must be >= 1")
     return LengthDist(spec, kind, centre, spread)
+
+
+def parse_count_spec(text: str, setting: str) -> LengthDist:
+    """A distribution of whole counts >= 1 in the lengths' forms but `trace:` (an agent's
+    depth, a tool result's tokens); errors name `setting` (a `SettingError`)."""
+    if text.strip().partition(":")[0] == "trace":
+        raise bad_setting(setting, f"{text.strip()!r}: expected {COUNT_FORMS}")
+    try:
+        return parse_length_spec(text)
+    except UserInputError as exc:
+        # the lengths' message names their flag: keep only what follows the spec
+        why = str(exc).split(": ", 1)[-1].rsplit("; expected", 1)[0]
+        raise bad_setting(setting, f"{text.strip()!r}: {why}; expected {COUNT_FORMS}") from None
+
+
+COUNT_FORMS = "N, uniform:LO:HI, normal:MEAN:SD or lognormal:MEDIAN:SIGMA"
 
 
 def _count(flag: str, spec: str, text: str) -> int:

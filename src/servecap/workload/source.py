@@ -11,11 +11,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from servecap.workload.datasets import Message
 from servecap.workload.prompts import Prompt, build_prompts
 from servecap.workload.sources import PlannedRequest
+from servecap.workload.tools import ToolCallLog, ToolTurn
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,11 +28,16 @@ class Request:
     input_tokens: int  # the prompt length it was built to hold (the server's usage decides)
     # A chat turn with history (sessions): sent as these messages instead of one user message
     # holding `text`; the client appends the streamed answer's content to `answer` when given.
-    history: tuple[Message, ...] | None = None
+    history: tuple[Message | ToolTurn, ...] | None = None
     answer: list[str] | None = field(default=None, compare=False)
+    # An agent's call (`kinds.agents`): the tool catalogue and `tool_choice` it sends, and
+    # where the client collects the tool calls of the streamed answer.
+    tools: tuple[dict[str, Any], ...] | None = field(default=None, compare=False)
+    tool_choice: str | None = None
+    tool_log: ToolCallLog | None = field(default=None, compare=False)
 
     @property
-    def messages(self) -> tuple[Message, ...]:
+    def messages(self) -> tuple[Message | ToolTurn, ...]:
         """The prompt as chat turns: the history when there is one, else one user message."""
         return self.history if self.history is not None else (Message("user", self.text),)
 

@@ -2,8 +2,10 @@
 
 A run's load is one of the load models: the closed sweep (`concurrency`), the open loop
 (`rate`, shaped by `arrival`, `duration` or `requests`, ...), sessions of users (`users`,
-shaped by `think_time`, `turns`, `ramp_s`, `duration`), a trace replay (`trace`, in the
-workload settings), or any kind by its text form (`load`). `load_fields` turns the settings
+shaped by `think_time`, `turns`, `ramp_s`, `duration`), agents (`agents`, shaped by
+`agent_depth`, `tool_latency`, `tool_result_tokens`, `tools`, `think_time` between tasks,
+`ramp_s`, `duration`: `api.run.agent_settings`), a trace replay (`trace`, in the workload
+settings), or any kind by its text form (`load`). `load_fields` turns the settings
 into the run config's fields, refusing two load models at once and any setting the chosen
 model would ignore. The CLI builds `LoadSettings` from its flags and the app from its form;
 errors name the settings (`SettingError`), each front end in its own words.
@@ -16,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from servecap.api.run.agent_settings import AGENTS, AgentSettings, agents_load
 from servecap.api.run.workload_options import WorkloadFlags, config_fields
 from servecap.core.config import parse_levels
 from servecap.core.errors import SettingError
@@ -60,6 +63,7 @@ class LoadSettings:
     warmup_s: float | None = None
     cooldown_s: float | None = None
     load: str | None = None
+    agent: AgentSettings = AGENTS  # the agents' own settings (`agents` and what shapes them)
 
     def other_than_closed(self) -> str | None:
         """The first setting of a load model that is not the concurrency sweep, if any."""
@@ -70,7 +74,7 @@ class LoadSettings:
     def models(self) -> dict[str, object]:
         """The load models' own settings, by name, as given."""
         return {"concurrency": self.concurrency, "users": self.users, "rate": self.rate,
-                "trace": self.workload.trace}
+                "agents": self.agent.agents, "trace": self.workload.trace}
 
 
 def load_fields(settings: LoadSettings) -> dict[str, Any]:
@@ -81,7 +85,9 @@ def load_fields(settings: LoadSettings) -> dict[str, Any]:
     chosen = _any_load(settings)
     fields = config_fields(settings.workload)
     replay = fields.pop("load", None)
-    plans = (chosen, _open_load(settings), _sessions_load(settings), replay)
+    agents = agents_load(settings.agent, settings.endpoint, settings.think_time,
+                         settings.ramp_s, settings.duration, settings.seed)
+    plans = (chosen, _open_load(settings), _sessions_load(settings), agents, replay)
     fields["load"] = next((plan for plan in plans if plan is not None), None)
     return fields
 
@@ -108,20 +114,22 @@ def _check_none_ignored(settings: LoadSettings) -> None:
     (`requests` in a closed loop, `think_time` without `users`, ...)."""
     if settings.load is not None:
         return  # a kind's text form carries its own settings
+    people = settings.users is not None or settings.agent.agents is not None
     ignored = [
         ("requests", settings.requests is not None and settings.rate is None, "rate"),
         ("max_concurrency", settings.max_concurrency is not None and settings.rate is None,
          "rate"),
         ("arrival", settings.arrival != "poisson" and settings.rate is None, "rate"),
         ("burstiness", settings.burstiness != 1.0 and settings.arrival != "gamma", "arrival"),
-        ("think_time", settings.think_time != SESSIONS.think and settings.users is None,
-         "users"),
+        ("think_time", settings.think_time != SESSIONS.think and not people, "users"),
         ("turns", settings.turns is not None and settings.users is None, "users"),
         ("warmup_s", settings.warmup_s is not None and settings.rate is None, "rate"),
         ("cooldown_s", settings.cooldown_s is not None and settings.rate is None, "rate"),
-        ("ramp_s", bool(settings.ramp_s) and settings.users is None, "users"),
-        ("duration", settings.duration is not None and settings.users is None
+        ("ramp_s", bool(settings.ramp_s) and not people, "users"),
+        ("duration", settings.duration is not None and not people
          and settings.rate is None, "users"),
+        *[(name, given and settings.agent.agents is None, "agents")
+          for name, given in settings.agent.shaping().items()],
     ]
     for setting, unused, needs in ignored:
         if unused:

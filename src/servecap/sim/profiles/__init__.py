@@ -43,6 +43,9 @@ class Profile(BaseModel):
     model_id: str = "servecap-sim"
     # the first ``reasoning_tokens`` output tokens are sent as ``reasoning_content``
     reasoning_tokens: int = Field(0, ge=0)
+    # how often a chat request with `tools` and `tool_choice` auto is answered with a tool
+    # call (`server.tool_calls`; `required` or a named function always is)
+    tool_call_probability: float = Field(0.0, ge=0.0, le=1.0)
     params: ModelParams = Field(default_factory=lambda: ModelParams.model_validate({}))
     deployment: Deployment = Field(default_factory=Deployment)
     # how the profile was fitted (source, errors); informational

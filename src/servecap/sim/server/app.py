@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +29,7 @@ from servecap.sim.server.http11 import HttpRequest, Responder
 from servecap.sim.server.metrics_text import render_metrics
 from servecap.sim.server.openai import BadRequest, SimRequest, parse_request, sse
 from servecap.sim.server.power import PowerMeter, PowerModel, render_dcgm
+from servecap.sim.server.tool_calls import call_name
 from servecap.sim.server.wire import WriteBatch
 
 DEFAULT_MAX_TOKENS = 128
@@ -49,6 +52,15 @@ class SimState:
         self.loop = EngineLoop(profile.params, time_scale, seed, self.batch)
         self.model_ids = [profile.model_id, profile.name]
         self.started = int(time.time())
+        self.tool_rng = random.Random(seed)  # which `auto` requests get a tool call
+
+    def with_tool_call(self, req: SimRequest, body: dict[str, Any]) -> SimRequest:
+        """`req` answered with a tool call where its tools and `tool_choice` ask for one
+        (`tool_calls`): then its tokens are the call's, with no reasoning."""
+        if not req.chat:
+            return req
+        name = call_name(body, self.profile.tool_call_probability, self.tool_rng)
+        return dataclasses.replace(req, tool_call=name, reasoning_tokens=0) if name else req
 
     def blocks_of(self, req: SimRequest) -> tuple[int, ...]:
         """The prompt's prefix-cache block hashes; none when the profile caches nothing."""
@@ -199,6 +211,7 @@ class SimApp:
             req = parse_request(
                 body, chat, state.model_ids, DEFAULT_MAX_TOKENS, state.profile.reasoning_tokens
             )
+            req = state.with_tool_call(req, body)
         except BadRequest as exc:
             _error(responder, exc)
             return

@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from servecap.sim.server.openai import WORDS, SimRequest, split_reasoning, sse, token_text, usage
+from servecap.sim.server.tool_calls import arguments, call_delta, whole_call
 
 
 @lru_cache(maxsize=4096)
@@ -30,16 +31,21 @@ class ChunkMaker:
         "_tail",
         "_templated_from",
         "_wire",
+        "args",
         "created",
         "id",
         "obj",
         "req",
+        "rid",
     )
 
     def __init__(
         self, req: SimRequest, rid: int, created: int, wire: Callable[[bytes], bytes] = bytes
     ) -> None:
         self.req = req
+        self.rid = rid
+        # a tool-call answer's arguments are its tokens (`tool_calls`)
+        self.args = arguments(req.max_tokens) if req.tool_call else ""
         self._wire = wire  # how a chunk goes on the wire (the HTTP layer's framing)
         self.id = f"{'chatcmpl' if req.chat else 'cmpl'}-sim-{rid}"
         self.created = created
@@ -54,7 +60,8 @@ class ChunkMaker:
         # they come from the template, and a non-final chunk on the wire from a per-request
         # cache: the text repeats every len(WORDS) tokens, so a request builds at most that
         # many (the simulator's hot path: a cached chunk is one dict lookup)
-        self._templated_from = math.inf if req.continuous_usage else req.reasoning_tokens
+        templated = not (req.continuous_usage or req.tool_call)
+        self._templated_from = req.reasoning_tokens if templated else math.inf
         self._cache: dict[int, bytes] = {}
 
     def _envelope(self, choices: list[dict[str, Any]]) -> dict[str, Any]:
@@ -80,7 +87,9 @@ class ChunkMaker:
         """A chunk carrying output tokens ``start .. start + n - 1``."""
         reasoning, answer = split_reasoning(self.req, start, n)
         choice: dict[str, Any] = {"index": 0}
-        if self.req.chat:
+        if self.req.tool_call:
+            choice["delta"] = call_delta(self.rid, self.req.tool_call, self.args, start, n)
+        elif self.req.chat:
             delta: dict[str, Any] = {}
             if reasoning:
                 delta["reasoning_content"] = reasoning
@@ -90,7 +99,7 @@ class ChunkMaker:
         else:
             choice["text"] = answer
         choice["logprobs"] = None
-        choice["finish_reason"] = "length" if last else None
+        choice["finish_reason"] = self._finish() if last else None
         chunk = self._envelope([choice])
         if self.req.continuous_usage:
             chunk["usage"] = usage(self.req.prompt_tokens, start + n)
@@ -112,6 +121,10 @@ class ChunkMaker:
             data = self._cache[key] = self._wire(self.token_sse(start, n, False))
         return data
 
+    def _finish(self) -> str:
+        """Why the answer ended: always at max_tokens, as a call when it is one."""
+        return "tool_calls" if self.req.tool_call else "length"
+
     def usage_chunk(self, completion: int, cached: int | None = None) -> dict[str, Any]:
         """The final ``include_usage`` chunk: empty choices plus usage."""
         chunk = self._envelope([])
@@ -126,11 +139,14 @@ class ChunkMaker:
             message: dict[str, Any] = {"role": "assistant", "content": answer}
             if reasoning:
                 message["reasoning_content"] = reasoning
+            if self.req.tool_call:
+                message["content"] = None
+                message["tool_calls"] = whole_call(self.rid, self.req.tool_call, self.args)
             choice["message"] = message
         else:
             choice["text"] = answer
         choice["logprobs"] = None
-        choice["finish_reason"] = "length"
+        choice["finish_reason"] = self._finish()
         body = self._envelope([choice])
         body["object"] = "chat.completion" if self.req.chat else "text_completion"
         body["usage"] = usage(self.req.prompt_tokens, completion, cached)

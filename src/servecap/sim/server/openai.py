@@ -3,8 +3,9 @@
 Pure functions over dicts and bytes; the server wires them to HTTP.
 
 Prompt tokens are counted by one fixed rule: ``ceil(characters / 4)``, minimum 1, where
-characters are the Unicode code points of all message text contents joined (chat) or of the
-prompt strings (completions); a prompt given as token ids counts one token per id. The same
+characters are the Unicode code points of all message text contents joined (chat: with each
+assistant turn's tool-call arguments after its content) or of the prompt strings
+(completions); a prompt given as token ids counts one token per id. The same
 text (message contents concatenated in order) or ids are the request's ``prompt``, which the
 prefix cache hashes in blocks (``blocks``).
 The simulator ignores EOS: it always generates exactly ``max_tokens`` tokens
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from servecap.sim.model.blocks import CHARS_PER_TOKEN
+from servecap.sim.server.tool_calls import arguments_text
 
 WORDS: tuple[str, ...] = (
     " the",
@@ -71,6 +73,8 @@ class SimRequest:
     reasoning_tokens: int
     # the prompt as counted: its text (chat: message contents concatenated) or token ids
     prompt: str | tuple[int, ...] = ""
+    # the function the answer calls (`tool_calls.call_name`), None for a text answer
+    tool_call: str | None = None
 
 
 def count_tokens(text_chars: int) -> int:
@@ -101,6 +105,7 @@ def _chat_prompt(body: dict[str, Any]) -> str:
         if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
             raise BadRequest("each message must be an object with a string 'role'")
         texts.append(_content_text(msg.get("content")))
+        texts.append(arguments_text(msg))
     return "".join(texts)
 
 
