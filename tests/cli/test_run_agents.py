@@ -99,6 +99,7 @@ def test_the_api_settings_build_the_agents_load(tmp_path: Path) -> None:
     assert caught.value.settings == ("agent_depth",)
 
 
+@pytest.mark.slow
 def test_a_run_of_agents_on_the_simulator(tmp_path: Path) -> None:
     with start_server_in_thread(builtin_profile("deterministic"), time_scale=20.0) as sim:
         result = CliRunner().invoke(cli_app, [

@@ -53,6 +53,7 @@ def tool_sim(probability: float = 1.0) -> Any:
     return start_server_in_thread(profile, time_scale=10.0)
 
 
+@pytest.mark.slow
 def test_each_call_grows_the_context_by_what_was_appended(tmp_path: Path) -> None:
     with tool_sim() as sim:
         outcome = asyncio.run(run_benchmark_async(agents_config(sim.base_url, tmp_path)))
@@ -86,6 +87,7 @@ def test_each_call_grows_the_context_by_what_was_appended(tmp_path: Path) -> Non
     assert 2 <= task["calls_mean"] <= 5
 
 
+@pytest.mark.slow
 def test_the_prefix_cache_serves_the_growing_context(tmp_path: Path) -> None:
     # the step model with a prefix cache (the deterministic profile's engine keeps none)
     profile = Profile(name="agents", model_id="agents", tool_call_probability=1.0,
@@ -106,6 +108,7 @@ def test_the_prefix_cache_serves_the_growing_context(tmp_path: Path) -> None:
     assert shares == sorted(shares) and shares[-1] > 0.6, by_call  # grows with the context
 
 
+@pytest.mark.slow
 def test_a_context_past_the_budget_is_compacted_by_one_extra_call(tmp_path: Path) -> None:
     with tool_sim() as sim:
         config = agents_config(sim.base_url, tmp_path, depth="4", tool_result_tokens="60",
@@ -135,6 +138,7 @@ def test_a_context_past_the_budget_is_compacted_by_one_extra_call(tmp_path: Path
     assert set(block["by_call"]) == {"1", "2", "3", "4", "5"}  # compactions left out
 
 
+@pytest.mark.slow
 def test_a_task_fans_out_to_sub_agents_whose_answers_join_its_context(tmp_path: Path) -> None:
     with tool_sim() as sim:
         config = agents_config(sim.base_url, tmp_path, depth="2", fan_out="uniform:2:3")
@@ -167,6 +171,7 @@ def test_a_task_fans_out_to_sub_agents_whose_answers_join_its_context(tmp_path: 
     assert set(block["by_call"]) == {"1", "2", "3"}  # the task's own calls only
 
 
+@pytest.mark.slow
 def test_agents_split_over_worker_processes_run_each_agent_once(tmp_path: Path) -> None:
     with tool_sim() as sim:
         config = agents_config(sim.base_url, tmp_path, agents=[4], depth="2")
@@ -210,6 +215,7 @@ def loop_app(seen: list[dict[str, Any]]) -> web.Application:
     return app
 
 
+@pytest.mark.slow
 def test_the_agent_calls_the_tool_where_the_server_answers_in_text(tmp_path: Path) -> None:
     seen: list[dict[str, Any]] = []
     tools = [{"type": "function", "function": {"name": "grep", "parameters": {}}}]

@@ -36,6 +36,7 @@ def test_the_form_sends_only_the_chosen_loads_settings(tmp_path: Path) -> None:
                            tmp_path)
 
 
+@pytest.mark.slow
 def test_the_page_searches_the_rate_and_shows_the_answer(
     app_factory: Any, sim: Any, tmp_path: Path
 ) -> None:

@@ -35,6 +35,7 @@ def test_the_form_checks_its_targets_by_their_labels(tmp_path: Path) -> None:
     assert not (tmp_path / "cap").exists()
 
 
+@pytest.mark.slow
 def test_two_targets_show_the_comparison(app_factory: Any, sim: Any, tmp_path: Path) -> None:
     at = app_factory(tmp_path)
     at.sidebar.radio(key="page").set_value("Capacity").run()
