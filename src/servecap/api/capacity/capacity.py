@@ -268,11 +268,14 @@ def _users_options(options: CapacityOptions, out_dir: Path, scale: float) -> Ver
 def _verified(
     answer: CapacityAnswer, verify: VerifyOptions, probe_run: Path,
     secrets: Secrets | None, progress: ProgressSink | None, started: float,
+    in_flight: int | None = None,
 ) -> CapacityAnswer:
-    """Run the predicted users (and below them on a miss) against the same server."""
-    assert answer.c_max is not None and answer.latency_mean_s is not None
+    """Run the predicted users (and below them on a miss) against the same server; the
+    prediction's streams in flight are C_max unless given (a rate answer's X x R)."""
+    streams = answer.c_max if in_flight is None else in_flight
+    assert streams is not None and answer.latency_mean_s is not None
     assert answer.predicted_users is not None
-    prediction = (answer.c_max, answer.latency_mean_s, answer.predicted_users)
+    prediction = (streams, answer.latency_mean_s, answer.predicted_users)
     watch = _Watch(progress or NullProgress())
     result, outcome = verify_users(load_run(probe_run), verify, prediction, secrets, watch)
     records = list(iter_records(outcome.run_dir / REQUESTS_FILE))

@@ -17,12 +17,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from servecap.api.capacity.capacity import CapacityOptions, _users_options, _Watch
+from servecap.api.capacity.capacity import CapacityOptions, _users_options, _verified, _Watch
 from servecap.api.capacity.cost import price_answer
 from servecap.api.capacity.diagnosis import diagnose
 from servecap.api.capacity.probe_rule import ProbeSettings
 from servecap.api.capacity.rate_search import RateCapacitySearch, RateMeasured
-from servecap.api.predict.verify import verify_users
 from servecap.api.run.progress import NullProgress, ProgressSink
 from servecap.api.run.run import Secrets, run_benchmark
 from servecap.api.run.run_config import RunConfig
@@ -32,8 +31,7 @@ from servecap.stats.response_time import users_for_throughput
 from servecap.stats.search import SearchStatus
 from servecap.storage.capacity_answer import CapacityAnswer, ProbeRow, Status, write_answer
 from servecap.storage.rate_answer import RateFields
-from servecap.storage.run_dir import REQUESTS_FILE, iter_records, load_run_info
-from servecap.storage.runs import load_run
+from servecap.storage.run_dir import load_run_info
 
 
 @dataclass
@@ -180,17 +178,5 @@ def verify_rate_answer(
     users = _users_options(options, probe_run.parent, answer.time_scale)
     # the mean in flight at X (Little's law), where the concurrency answer has its C_max
     in_flight = answer.rate.rate_max * answer.time_scale * answer.latency_mean_s
-    prediction = (max(1, round(in_flight)), answer.latency_mean_s, answer.predicted_users)
-    watch = _Watch(progress or NullProgress())
-    result, outcome = verify_users(load_run(probe_run), users, prediction, secrets, watch)
-    records = list(iter_records(outcome.run_dir / REQUESTS_FILE))
-    note = None if users.turns == "1" else f"users held {users.turns} turns"
-    if any(level.client_bound for level in outcome.levels):
-        note = ", ".join(filter(None, [note, "this client could not keep up with a users "
-                                       "level: the verified count may be the client's"]))
-    return answer.model_copy(update={
-        "verified_users": result.verified_users, "users_run": str(outcome.run_dir),
-        "requests": answer.requests + len(records), "users_note": note,
-        "elapsed_s": time.monotonic() - started,
-        "diagnosis": answer.diagnosis or diagnose(records),
-    })
+    return _verified(answer, users, probe_run, secrets, progress, started,
+                     in_flight=max(1, round(in_flight)))
