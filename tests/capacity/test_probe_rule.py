@@ -99,3 +99,13 @@ def test_wrong_verdicts_stay_within_the_nominal_rate(true_p90, wrong):
         run_rule(rule, closed_records(1, lambda i, d=draws: float(d[i]), SETTINGS.cap()))
         wrongs += rule.outcome.verdict == wrong
     assert wrongs / trials <= 1 - SETTINGS.confidence
+
+
+def test_a_first_round_queued_by_a_serial_stage_is_not_read_as_the_level():
+    """18 requests sent at once queue in a 200 ms serial stage (TTFT 300 ms + 200 ms each
+    ahead, 13 of 18 over the SLO), then every TTFT is 300 ms (the `known-boundary` profile at
+    c = 18): the crop takes the queue and the level passes."""
+    rule = ProbeRule(SLO_P90, 18, SETTINGS)
+    queued = lambda i: 300.0 + 200.0 * i if i < 18 else 300.0  # noqa: E731
+    run_rule(rule, closed_records(18, queued, SETTINGS.cap()))
+    assert rule.outcome.verdict == "pass"
