@@ -99,3 +99,19 @@ def test_wrong_verdicts_stay_within_the_nominal_rate(true_p90, wrong):
         run_rule(rule, closed_records(1, lambda i, d=draws: float(d[i]), SETTINGS.cap()))
         wrongs += rule.outcome.verdict == wrong
     assert wrongs / trials <= 1 - SETTINGS.confidence
+
+
+
+@pytest.mark.parametrize("c", [18, 20, 24])
+def test_a_first_round_queued_by_a_serial_stage_is_not_read_as_the_level(monkeypatch, c):
+    """The `known-boundary` profile below its C_max of 24: c requests sent at once queue in
+    a 200 ms serial stage (TTFT 300 ms + 200 ms for each ahead), then every TTFT is the
+    steady max(300, 200c - 3,900) ms, each request decoding for 3.9 s. A fail look on the
+    first 30 complete requests saw the queue (MSER-5 crops at most half) and failed the
+    level; from two first rounds on the crop takes it, and the level passes."""
+    monkeypatch.setattr("tests.capacity.records.DECODE_MS", 3900.0)
+    steady = max(300.0, 200.0 * c - 3900.0)
+    rule = ProbeRule(SLO_P90, c, SETTINGS)
+    queued = lambda i: max(300.0 + 200.0 * i, steady) if i < c else steady  # noqa: E731
+    run_rule(rule, closed_records(c, queued, SETTINGS.cap()))
+    assert rule.outcome.verdict == "pass"

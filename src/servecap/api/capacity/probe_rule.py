@@ -8,12 +8,12 @@ such time has ended). At each look it crops the warm-up (MSER-5 on TTFT in send 
 refuses a series that still drifts, and judges every SLO (`stats.early_verdict`).
 
 Error budget: a pass is claimed only at the `PASS_LOOKS` looks (doubling sample sizes), a
-fail at any of the level's looks (every `fail_step` complete requests from 30 on: fewer
-cannot tell a slow start from the level); each side spreads `1 - confidence` over its looks
-and the two SLOs (Bonferroni), so on independent draws a level's verdict is wrong with
-probability at most `1 - confidence`. A failed request fails the level at once, as `plan`
-judges a level with errors. At the sample cap the level reads what the last look said:
-undecided (counted as a miss) or no steady state.
+fail at any of the level's looks (every `fail_step` complete requests from 30, and from
+two first rounds, on: fewer cannot tell a slow start from the level); each side spreads
+`1 - confidence` over its looks and the two SLOs (Bonferroni), so on independent draws a
+level's verdict is wrong with probability at most `1 - confidence`. A failed request fails
+the level at once, as `plan` judges a level with errors. At the sample cap the level reads
+what the last look said: undecided (counted as a miss) or no steady state.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from servecap.core.records import RequestRecord
 from servecap.core.request_metrics import request_metrics
 from servecap.kinds.window import NS_PER_S, Window
 from servecap.stats.early_verdict import Judged, Threshold, combine, judge
-from servecap.stats.steady_state import MIN_DRIFT_N, drifts, mser_crop
+from servecap.stats.steady_state import BATCH, MIN_DRIFT_N, drifts, mser_crop
 from servecap.stats.verdict import Verdict
 
 PASS_LOOKS = 3
@@ -77,8 +77,12 @@ class ProbeRule:
         self._last_end: dict[int, int] = {}
         self._next_pass = 0
         self._fail_step = max(streams, 10)
-        # before MIN_FAIL_N, MSER-5 cannot tell a slow start from the level itself
-        self._next_fail = max(MIN_FAIL_N, self._fail_step)
+        # before MIN_FAIL_N, MSER-5 cannot tell a slow start from the level itself; and a
+        # closed level's first round (c requests sent at once, which a serial stage queues)
+        # is a slow start that MSER-5 crops only while it is at most half the series, in
+        # whole batches: so no fail look before the prefix holds two rounds
+        first_round = -(-streams // BATCH) * BATCH
+        self._next_fail = max(MIN_FAIL_N, 2 * first_round)
         self._window: Window | None = None
         fail_looks = max(1, settings.cap() // self._fail_step)
         alpha = 1.0 - settings.confidence

@@ -1,4 +1,5 @@
-"""The deterministic profile's engine: an exact schedule that no load changes (for tests)."""
+"""The fixed-schedule profiles' engine: an exact schedule that no load changes (for tests),
+behind an optional serial stage (``fixed_serial_ms``) whose queue is the only load effect."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from servecap.sim.model.warmup import EngineSlowdown
 class FixedEngine:
     """Exact schedule, independent of load: first chunk at TTFT, then one chunk of
     ``tokens_per_chunk`` tokens every ``tokens_per_chunk * ITL`` (each stretched by the
-    warm-up and drift factor at the time it is scheduled from, where the profile has one)."""
+    warm-up and drift factor at the time it is scheduled from, where the profile has one).
+    With ``fixed_serial_ms`` a request first waits for a serial stage, then spends that long
+    in it: the schedule starts when it leaves."""
 
     def __init__(self, params: ModelParams) -> None:
         self.p = params
@@ -24,6 +27,7 @@ class FixedEngine:
         self._started: set[int] = set()
         self._seq = 0
         self._slowdown = EngineSlowdown(params)
+        self._serial_free = 0.0  # when the serial stage is next free
 
     def add(
         self, rid: int, prompt_tokens: int, max_tokens: int, now: float, blocks: Sequence[int] = ()
@@ -31,9 +35,12 @@ class FixedEngine:
         """Schedule the first chunk of a new request (a fixed schedule caches nothing)."""
         self._slowdown.arrived(now)
         ttft = (self.p.fixed_ttft_ms or 0.0) / 1000.0 * self._slowdown.at(now)
+        # requests reach add() in arrival order, so the serial stage is FIFO
+        leaves = max(now, self._serial_free) + self.p.fixed_serial_ms / 1000.0
+        self._serial_free = leaves
         self._left[rid] = max(1, max_tokens)
         self.counters.prompt_tokens += max(1, prompt_tokens)
-        self._push(now + ttft, rid)
+        self._push(leaves + ttft, rid)
 
     def cancel(self, rid: int) -> None:
         """Drop a request; its queued events are skipped."""

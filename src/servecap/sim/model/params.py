@@ -71,7 +71,7 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
         "spec_graph_max_batch", "spec_eager_step_ms", "spec_off_when_waiting",
     ),
     "warmup_drift": ("warmup_s", "warmup_factor", "drift_per_min"),
-    "fixed_schedule": ("fixed_ttft_ms", "fixed_itl_ms", "tokens_per_chunk"),
+    "fixed_schedule": ("fixed_ttft_ms", "fixed_itl_ms", "tokens_per_chunk", "fixed_serial_ms"),
 }  # fmt: skip
 
 
@@ -169,6 +169,10 @@ class ModelParams(BaseModel):
     fixed_ttft_ms: float | None = Field(None, ge=0.0)
     fixed_itl_ms: float | None = Field(None, ge=0.0)
     tokens_per_chunk: int = Field(1, ge=1)
+    # fixed-schedule mode: a serial stage before the schedule (a single-threaded frontend)
+    # that takes this long per request, one request at a time in arrival order (0: none);
+    # it gives the schedule a saturation point computable from the parameters
+    fixed_serial_ms: float = Field(0.0, ge=0.0)
 
     @model_validator(mode="before")
     @classmethod
