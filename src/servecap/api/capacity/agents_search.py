@@ -4,12 +4,16 @@ Two phases in one run plan, each probe a level of the run directory:
 
 1. The concurrency boundary (`search_plan.CapacitySearch`, its own share of the budget):
    closed probes judged on the per-call SLOs give C_max, the streams the server holds.
-2. The agents: levels of N agents (`kinds.agents`), N doubling from 1 until a level misses,
-   then bisected to the integer (`stats.search.BoundarySearch`). A level runs for its
-   duration and is judged once it ends (`judge_agents`): the task-time statistic (P90 or
-   mean of whole measured tasks) within the task-time SLO, and the per-call TTFT statistic
-   within the TTFT SLO. These are point values over the level's tasks, not confidence
-   bounds: a task is one sample, and a level holds tens of them, not thousands.
+2. The agents: levels of N agents (`kinds.agents`), from N = C_max (1 without one), doubling
+   until a level misses (halving until one passes), then bisected to the integer
+   (`stats.search.BoundarySearch`). Starting at C_max rather than 1 spares the levels of a
+   few agents, which finish too few tasks in a duration to judge a task-time statistic
+   (an agent spends most of its time on tools and idle, so C_max agents is a low guess).
+   A level runs for its duration and is judged once it ends (`judge_agents`): the
+   task-time statistic (P90 or mean of whole measured tasks) within the task-time SLO,
+   and the per-call TTFT statistic within the TTFT SLO. These are point values over the
+   level's tasks, not confidence bounds: a task is one sample, and a level holds tens of
+   them, not thousands.
 
 The verified answer is the largest N whose level met both; the prediction, C_max x the
 agents one stream holds at the highest passing level (`agents_per_stream`, Little's law on
@@ -137,6 +141,9 @@ class AgentCapacitySearch:
     def steps(self) -> Steps:
         deadline = time.monotonic() + self.budget_s
         yield from self.concurrency.steps()
+        start = min(self.concurrency.result().lower or 1, self.max_agents)
+        self.search = BoundarySearch(start=max(1, start), budget=MAX_AGENT_PROBES, minimum=1,
+                                     maximum=self.max_agents)
         while (agents := self.search.next_probe()) is not None:
             if time.monotonic() >= deadline:
                 self.out_of_time = True
