@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -46,7 +47,7 @@ class _AgentWatch(SearchWatch):
 
 
 def agent_capacity_fields(
-    load: str, given: dict[str, float | None], task: AgentSettings, endpoint: str,
+    load: str, given: Mapping[str, float | None], task: AgentSettings, endpoint: str,
     think_time: str, seed: int,
 ) -> dict[str, object]:
     """The agents' capacity options from their settings (`given`: those of `AGENT_ONLY` as
