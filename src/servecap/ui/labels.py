@@ -17,7 +17,9 @@ SETTING_LABELS: dict[str, str] = {
     "turns": "Turns", "users": "Users", "target": "Targets",
     "task_time_slo_s": "Task time SLO (s)", "max_agents": "Highest agents",
     "agents_duration_s": "Seconds per agents level", "agent_depth": "Tool calls per task",
-    "tool_latency": "Tool latency (s)",
+    "tool_latency": "Tool latency (s)", "agents": "Agents per level",
+    "tool_result_tokens": "Tool result tokens", "context_budget": "Context budget",
+    "fan_out": "Sub-agents per task",
 }
 
 
