@@ -100,3 +100,13 @@ def test_agents_capacity_on_the_simulator_is_predicted_verified_and_reported(tmp
     html = (tmp_path / "report" / "report.html").read_text()
     assert f"{agents.agents_max} agents verified" in html
     assert f"predicted {agents.predicted_agents}" in html
+
+
+@pytest.mark.parametrize("load", ["agents", "rate"])
+def test_targets_refuse_a_load_they_would_ignore(load, tmp_path):
+    result = CliRunner().invoke(app, [
+        "capacity", "--target", "a=http://127.0.0.1:9/v1", "--target",
+        "b=http://127.0.0.1:9/v1", "--load", load, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "--target compares concurrency searches; --load" in result.output
+    assert not (tmp_path / "out").exists()
