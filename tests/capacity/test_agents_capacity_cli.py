@@ -34,6 +34,9 @@ CLI = [sys.executable, "-m", "servecap.cli.main"]
         (["--load", "agents", "--max-agents", "0"], "--max-agents"),
         (["--load", "agents", "--agent-depth", "deep"], "--agent-depth"),
         (["--load", "agents", "--start-rate", "2"], "--start-rate"),
+        (["--load", "agents", "--users-duration", "10"], "--users-duration"),
+        (["--load", "agents", "--users-turns", "2"], "--users-turns"),
+        (["--load", "agents", "--no-verify"], "--verify/--no-verify"),
     ],
 )
 def test_bad_agents_input_exits_2_before_any_load(args, message, tmp_path):

@@ -155,6 +155,7 @@ def capacity(
     """
     if output_format not in ("text", "json"):
         raise fail_input(f"invalid --format {output_format!r}: use text or json")
+    lf.refuse_users_options(load, ctx)
     agents = agent_capacity_fields(
         load, {"task_time_slo_s": task_time_slo_s, "max_agents": max_agents,
                "agents_duration_s": agents_duration},

@@ -38,6 +38,21 @@ RateResolutionOption = Annotated[float | None, typer.Option(
 # the options that only one load reads
 CONCURRENCY_ONLY = ("--max-concurrency",)
 RATE_ONLY = ("--start-rate", "--rate-resolution")
+# the users level's options, by parameter: `--load agents` runs no users level
+USERS_ONLY = {"users_turns": "--users-turns", "users_duration": "--users-duration",
+              "verify": "--verify/--no-verify"}
+
+
+def refuse_users_options(load: str, ctx: typer.Context) -> None:
+    """With `--load agents` the verified count is an agents level of the search: a users
+    option typed on the command line would do nothing, so it is refused (exit 2)."""
+    if load != "agents":
+        return
+    for name, flag in USERS_ONLY.items():
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name == "COMMANDLINE":
+            raise fail_input(f"{flag} does not apply to --load agents: its verified agents "
+                             "are a level of the search, not a users level")
 
 
 def load_fields(
