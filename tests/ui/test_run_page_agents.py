@@ -35,6 +35,19 @@ def test_the_form_builds_agents_levels_and_their_tasks(tmp_path: Path) -> None:
     assert isinstance(default_idle, AgentsLoad) and default_idle.idle == "exp:10"
 
 
+def test_the_form_replays_a_trace_and_names_a_bad_one(tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    path.write_text('{"task_id": 1, "call_index": 0, "tools": [{"tool_wall_latency_ms": 5}]}'
+                    '\n{"task_id": 1, "call_index": 1, "newly_append_tokens": 7}\n')
+    load = build_config(RunForm(base_url=URL, agents="2", agent_trace=str(path)),
+                        tmp_path).load_spec()
+    assert isinstance(load, AgentsLoad) and load.trace_json == "[[[0.005],[7]]]"
+    path.write_text("not json\n")
+    with pytest.raises(UserInputError) as caught:
+        build_config(RunForm(base_url=URL, agents="2", agent_trace=str(path)), tmp_path)
+    assert "'Agent trace file (JSONL)'" in message_of(caught.value)
+
+
 @pytest.mark.parametrize(
     ("field", "value", "label"),
     [("agents", "0", "'Agents per level'"), ("agent_depth", "deep", "'Tool calls per task'"),

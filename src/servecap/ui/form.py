@@ -74,6 +74,7 @@ class RunForm:
     agent_duration_s: float = AGENT_DEFAULTS.duration_s
     context_budget: str = ""
     fan_out: str = ""
+    agent_trace: str = ""  # a JSONL trace whose tasks' shapes the agents replay
     # after the concurrency levels, bisect C_max on the integers (`--find-cmax`)
     find_cmax: bool = False
     # the prefix cache: prompts built for a hit rate (None: not), the reset before each level
@@ -116,7 +117,7 @@ def _agents_settings(form: RunForm) -> LoadSettings:
         tool_latency=form.tool_latency.strip(),
         tool_result_tokens=form.tool_result_tokens.strip(),
         context_budget=form.context_budget.strip() or None,
-        fan_out=form.fan_out.strip() or None)
+        fan_out=form.fan_out.strip() or None, agent_trace=form.agent_trace.strip() or None)
     # an empty idle leaves the sessions' default, which the agents read as their own
     return LoadSettings(workload_flags(form), agent=agent, duration=form.agent_duration_s,
                         think_time=form.agent_idle.strip() or LoadSettings.think_time)

@@ -19,7 +19,7 @@ SETTING_LABELS: dict[str, str] = {
     "agents_duration_s": "Seconds per agents level", "agent_depth": "Tool calls per task",
     "tool_latency": "Tool latency (s)", "agents": "Agents per level",
     "tool_result_tokens": "Tool result tokens", "context_budget": "Context budget",
-    "fan_out": "Sub-agents per task",
+    "fan_out": "Sub-agents per task", "agent_trace": "Agent trace file (JSONL)",
 }
 
 

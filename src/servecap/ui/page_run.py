@@ -181,9 +181,13 @@ def _agent_fields() -> dict[str, Any]:
                            help="TOKENS[:SUMMARY]: compact a context past TOKENS")
     fan_out = e2.text_input("Sub-agents per task", key="fan_out", placeholder="none",
                             help="spawned by a task's first call, each a chain of its own")
+    trace = st.text_input("Agent trace file (JSONL)", key="agent_trace", placeholder="none",
+                          help="recorded tasks whose depth, tool latencies and result sizes "
+                               "the agents replay (the three fields above then stay unset)")
     return {"agents": agents, "agent_depth": depth, "tool_latency": tool,
             "tool_result_tokens": result, "agent_idle": idle,
-            "agent_duration_s": float(seconds), "context_budget": budget, "fan_out": fan_out}
+            "agent_duration_s": float(seconds), "context_budget": budget, "fan_out": fan_out,
+            "agent_trace": trace}
 
 
 def _source_fields() -> dict[str, Any]:
