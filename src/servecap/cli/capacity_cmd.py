@@ -15,10 +15,12 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from servecap.api.capacity.agents_capacity import agent_capacity_fields
 from servecap.api.capacity.capacity import CapacityOptions, find_capacity
 from servecap.api.run.request_options import parse_extra_body, parse_headers
 from servecap.api.run.run_config import RunConfig
 from servecap.cli import capacity_load_flags as lf
+from servecap.cli import run_flags_agents as af
 from servecap.cli import run_flags_prefix as pc
 from servecap.cli import run_flags_workload as wf
 from servecap.cli.capacity_targets import check_targets, run_targets
@@ -52,6 +54,8 @@ FLAGS = {
     "first_look": "--first-look", "users_turns": "--users-turns",
     "users_duration_s": "--users-duration", "max_concurrency": "--max-concurrency",
     "load": "--load", "start_rate": "--start-rate", "rate_resolution": "--rate-resolution",
+    "task_time_slo_s": "--task-time-slo-s", "max_agents": "--max-agents",
+    "agents_duration_s": "--agents-duration",
 }
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h)?\s*$")
 _UNIT_S = {None: 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -101,6 +105,15 @@ def capacity(
     load: lf.LoadOption = OPTIONS.load,
     start_rate: lf.StartRateOption = None,
     rate_resolution: lf.RateResolutionOption = None,
+    task_time_slo_s: lf.TaskTimeSloOption = None,
+    max_agents: lf.MaxAgentsOption = None,
+    agents_duration: lf.AgentsDurationOption = None,
+    agent_depth: af.AgentDepthOption = af.AGENT_DEFAULTS.depth,
+    tool_latency: af.ToolLatencyOption = af.AGENT_DEFAULTS.tool_latency,
+    tool_result_tokens: af.ToolResultTokensOption = af.AGENT_DEFAULTS.tool_result_tokens,
+    tools: af.ToolsOption = None,
+    context_budget: af.ContextBudgetOption = None,
+    fan_out: af.FanOutOption = None,
     input_tokens: wf.InputTokens = str(RUN.input_tokens),
     output_tokens: wf.OutputTokens = str(RUN.output_tokens),
     dataset: wf.DatasetOpt = None,
@@ -137,11 +150,19 @@ def capacity(
     Doubles the concurrency from 1 until a probe misses the SLOs, bisects to the integer,
     stops each probe once its verdict is decided, then runs the users Little's law
     predicts and answers in one sentence (also in OUT/capacity.json). With --load rate it
-    searches the highest open-loop Poisson rate instead, with goodput beside it.
+    searches the highest open-loop Poisson rate instead, with goodput beside it; with
+    --load agents, the concurrent agents within --task-time-slo-s, predicted and verified.
     """
     if output_format not in ("text", "json"):
         raise fail_input(f"invalid --format {output_format!r}: use text or json")
-    options = _options(lf.load_fields(load, max_concurrency, start_rate, rate_resolution) | dict(
+    lf.refuse_users_options(load, ctx)
+    agents = agent_capacity_fields(
+        load, {"task_time_slo_s": task_time_slo_s, "max_agents": max_agents,
+               "agents_duration_s": agents_duration},
+        af.agent_settings(None, agent_depth, tool_latency, tool_result_tokens, tools,
+                          context_budget, fan_out), endpoint, think_time, RUN.seed)
+    options = _options(agents | lf.load_fields(load, max_concurrency, start_rate,
+                                               rate_resolution) | dict(
         ttft_slo_ms=ttft_slo_ms, tps_slo=tps_slo, statistic=stat.value, think=think_time,
         max_time_s=parse_duration(max_time, "--max-time"), confidence=confidence,
         first_look=first_look, verify=verify, users_turns=users_turns,

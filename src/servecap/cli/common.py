@@ -26,7 +26,8 @@ EXIT_INTERRUPTED = 130
 
 # Settings whose flag is not `--` and the setting's name with dashes (`think_time` ->
 # `--think-time`): the api names settings, the CLI says flags.
-FLAG_OF_SETTING: dict[str, str] = {"statistic": "--stat", "out_dir": "--out"}
+FLAG_OF_SETTING: dict[str, str] = {"statistic": "--stat", "out_dir": "--out",
+                                   "agents_duration_s": "--agents-duration"}
 
 
 def flag_of(setting: str) -> str:

@@ -246,6 +246,7 @@ def run(
     tools: af.ToolsOption = None,
     context_budget: af.ContextBudgetOption = None,
     fan_out: af.FanOutOption = None,
+    agent_trace: af.AgentTraceOption = None,
     server_metrics: Annotated[
         str, typer.Option(help="Scrape the server's /metrics: auto, off or a URL")
     ] = RUN.server_metrics,
@@ -286,7 +287,7 @@ def run(
         endpoint, seed, concurrency, users, think_time, turns, ramp_s, duration, rate, arrival,
         burstiness, requests, max_concurrency, warmup_s, cooldown_s, load,
         af.agent_settings(agents, agent_depth, tool_latency, tool_result_tokens, tools,
-                          context_budget, fan_out),
+                          context_budget, fan_out, agent_trace),
     )
     fields = load_fields(flags)
     other = flags.other_than_closed()

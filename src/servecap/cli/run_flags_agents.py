@@ -48,13 +48,22 @@ FanOutOption = Annotated[
 ]
 
 
+AgentTraceOption = Annotated[
+    str | None,
+    typer.Option(help="Agents: a JSONL trace of recorded tasks (task_id, call_index, "
+                      "newly_append_tokens, output_tokens, tools[].tool_wall_latency_ms) "
+                      "whose depth, tool latencies and result sizes the agents replay"),
+]
+
+
 def agent_settings(
     agents: str | None, depth: str, tool_latency: str, tool_result_tokens: str,
     tools: str | None, context_budget: str | None, fan_out: str | None,
+    agent_trace: str | None = None,
 ) -> AgentSettings:
     """The flags as the api's settings."""
     return AgentSettings(agents, depth, tool_latency, tool_result_tokens, tools,
-                         context_budget, fan_out)
+                         context_budget, fan_out, agent_trace)
 
 
 __all__ = ["AGENT_DEFAULTS", "agent_settings"]

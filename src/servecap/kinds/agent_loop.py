@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from servecap.core.clock import now_ns
 from servecap.core.records import RequestRecord
 from servecap.kinds.io import LevelIO, in_task_group
+from servecap.workload.agent_trace import tasks_of_json
 from servecap.workload.agents import COMPACTION_REQUEST_TOKENS, AgentDraws, TaskContext, TaskDraw
 from servecap.workload.datasets import Message
 from servecap.workload.source import IndexedSource, Request
@@ -226,6 +227,8 @@ async def run_agents_level(level: AgentsLevel, io: LevelIO) -> None:
     """Run every agent of the level until the warm-up plus the duration has passed."""
     draws = AgentDraws.parse(level.depth, level.tool_latency, level.tool_result_tokens,
                              level.idle, level.seed, level.fan_out)
+    if level.trace_json:
+        draws = replace(draws, trace=tasks_of_json(level.trace_json), agents=level.agents)
     steady_from = now_ns() + round(level.ramp_s * NS_PER_S)
     clock = Clock(steady_from, steady_from + round(level.duration_s * NS_PER_S))
 

@@ -77,6 +77,7 @@ class AgentsLevel(LevelSpec):
     ramp_s: float
     duration_s: float
     seed: int
+    trace_json: str | None = None  # a replayed trace's task shapes (`workload.agent_trace`)
 
     WIRE = "AgentsLevel"
 
@@ -105,6 +106,7 @@ class AgentsLoad(LoadPlan):
     context_budget: int | None = Field(default=None, gt=0)
     fan_out: str | None = None
     summary_tokens: int | None = Field(default=None, gt=0)  # None: a tenth of the budget
+    trace_json: str | None = None  # `--agent-trace`: the tasks' shapes replayed, as JSON
     ramp_s: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     duration_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     seed: int = 0
@@ -137,7 +139,7 @@ class AgentsLoad(LoadPlan):
                 tool_latency=self.tool_latency, tool_result_tokens=self.tool_result_tokens,
                 idle=self.idle, tools_json=tools, context_budget=self.context_budget,
                 summary_tokens=self.summary(), fan_out=self.fan_out, ramp_s=self.ramp_s,
-                duration_s=self.duration_s, seed=self.seed,
+                duration_s=self.duration_s, seed=self.seed, trace_json=self.trace_json,
             )
             for n in sorted(set(self.agents))
         ]

@@ -17,6 +17,7 @@ from pydantic import BaseModel, computed_field
 from servecap.core.config import SLO
 from servecap.core.errors import DataFormatError
 from servecap.stats.cost import RunCost
+from servecap.storage.agents_answer import AgentFields, agents_sentence
 from servecap.storage.rate_answer import RateFields, rate_sentence
 from servecap.storage.safe_files import make_dir, read_text_file, write_atomic
 
@@ -41,9 +42,13 @@ class ProbeRow(BaseModel):
     tps: float | None
     reason: str = ""
     rate: float | None = None  # `--load rate`: the offered rate, requests/s on real time
+    agents: int | None = None  # `--load agents`: an agents level's N
+    task_time_s: float | None = None  # its task-time statistic, real time
 
     def level(self) -> str:
-        """The probe's level as text: `c=4` or `rate=2.5/s`."""
+        """The probe's level as text: `c=4`, `rate=2.5/s` or `agents=8`."""
+        if self.agents is not None:
+            return f"agents={self.agents}"
         return f"c={self.concurrency}" if self.rate is None else f"rate={self.rate:g}/s"
 
 
@@ -74,8 +79,10 @@ class CapacityAnswer(BaseModel):
     # `--gpus`/`--gpu-hour-cost`: cost at C_max, the verified users and peak (`stats.cost`)
     cost: RunCost | None = None
     # `--load rate` (`storage.rate_answer`): the open-loop rate at the boundary instead
-    load: Literal["concurrency", "rate"] = "concurrency"
+    load: Literal["concurrency", "rate", "agents"] = "concurrency"
     rate: RateFields | None = None
+    # `--load agents` (`storage.agents_answer`): the concurrent agents within a task-time SLO
+    agents: AgentFields | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -88,6 +95,8 @@ class CapacityAnswer(BaseModel):
         """The answer in one sentence."""
         if self.rate is not None:
             return rate_sentence(self, self.rate)
+        if self.agents is not None:
+            return agents_sentence(self, self.agents)
         cost = f"{self.requests} requests in {_minutes(self.elapsed_s)}"
         head = "" if self.complete else "INCOMPLETE (interrupted): "
         if self.status == "slo_missed_at_1":

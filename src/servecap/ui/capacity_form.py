@@ -13,8 +13,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from servecap.api.capacity.agents_capacity import agent_capacity_fields
 from servecap.api.capacity.capacity import CapacityOptions
 from servecap.api.capacity.targets import search_budget_s, targets_from
+from servecap.api.run.agent_settings import AGENT_DEFAULTS, AgentSettings
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import SLO
 from servecap.core.errors import SettingError
@@ -29,8 +31,10 @@ CAPACITY_LABELS = {
     "max_concurrency": "highest concurrency", "users_duration_s": "users level seconds",
     "users_turns": "turns per user", "confidence": "confidence",
     "start_rate": "start rate", "rate_resolution": "rate resolution", "load": "search",
+    "task_time_slo_s": "task time SLO", "max_agents": "highest agents",
+    "agents_duration_s": "seconds per agents level",
 }
-LOADS = ("concurrency", "rate")
+LOADS = ("concurrency", "rate", "agents")
 
 
 @dataclass
@@ -51,6 +55,12 @@ class CapacityForm:
     load: str = OPTIONS.load
     start_rate: float = OPTIONS.start_rate
     rate_resolution: float = OPTIONS.rate_resolution
+    # "agents": the concurrent agents within a task-time SLO (after the concurrency search)
+    task_time_slo_s: float = OPTIONS.task_time_slo_s
+    max_agents: int = OPTIONS.max_agents
+    agents_duration_s: float = OPTIONS.agents_duration_s
+    agent_depth: str = AGENT_DEFAULTS.depth
+    tool_latency: str = AGENT_DEFAULTS.tool_latency
 
 
 def capacity_out_dir(results_dir: Path, now: datetime | None = None) -> Path:
@@ -74,16 +84,23 @@ def build_capacity_job(
             ttft_slo_ms=slo.ttft_ms, tps_slo=slo.tps, statistic=slo.statistic,
             think=_think_text(slo.think_time_s), verify=form.verify,
             users_duration_s=form.users_duration_s, max_time_s=form.max_time_min * 60,
-            **_load_fields(form),
+            **_load_fields(form, _think_text(slo.think_time_s)),
         ))
     except ValidationError as exc:
         raise user_input_error(exc, CAPACITY_LABELS, whole="form") from None
     return config, options
 
 
-def _load_fields(form: CapacityForm) -> dict[str, object]:
+def _load_fields(form: CapacityForm, think: str) -> dict[str, object]:
     """The load's own fields: the page shows only those of the load chosen, so the other
-    load's (left at their defaults in the form) are not sent."""
+    load's (left at their defaults in the form) are not sent. The agents' idle between
+    tasks is the sidebar's think time (its default: the agents' own)."""
+    if form.load == "agents":
+        given = {"task_time_slo_s": form.task_time_slo_s, "max_agents": form.max_agents,
+                 "agents_duration_s": form.agents_duration_s}
+        task = AgentSettings(None, form.agent_depth, form.tool_latency)
+        return {"load": "agents", "max_concurrency": form.max_concurrency,
+                **agent_capacity_fields("agents", given, task, "chat", think, 0)}
     if form.load == "rate":
         return {"load": "rate", "start_rate": form.start_rate,
                 "rate_resolution": form.rate_resolution}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from servecap.api.run.agent_settings import AGENT_DEFAULTS, AgentSettings
 from servecap.api.run.load_settings import LoadSettings, load_fields
 from servecap.api.run.models import list_served_models
 from servecap.api.run.run import Secrets
@@ -63,6 +64,17 @@ class RunForm:
     # Any load kind by its text form (`users=50,100`, `shape=ramp:1:20:60s`); empty: the
     # levels or rates above.
     load_text: str = ""
+    # Agents (`--agents`): agents per level ("4, 8, 16"); empty: not agents. The task's
+    # shape as the CLI's flags; empty idle: the agents' own, empty budget/fan-out: none.
+    agents: str = ""
+    agent_depth: str = AGENT_DEFAULTS.depth
+    tool_latency: str = AGENT_DEFAULTS.tool_latency
+    tool_result_tokens: str = AGENT_DEFAULTS.tool_result_tokens
+    agent_idle: str = ""
+    agent_duration_s: float = AGENT_DEFAULTS.duration_s
+    context_budget: str = ""
+    fan_out: str = ""
+    agent_trace: str = ""  # a JSONL trace whose tasks' shapes the agents replay
     # after the concurrency levels, bisect C_max on the integers (`--find-cmax`)
     find_cmax: bool = False
     # the prefix cache: prompts built for a hit rate (None: not), the reset before each level
@@ -87,6 +99,8 @@ def load_settings_of(form: RunForm) -> LoadSettings:
     text, the offered rates, the trace, or else the closed levels picked."""
     load = form.load_text.strip() or None
     rate = form.rates.strip() or None
+    if form.agents.strip():
+        return _agents_settings(form)
     closed = load is None and rate is None and not form.trace.strip()
     return LoadSettings(
         workload_flags(form), load=load, rate=rate,
@@ -94,6 +108,19 @@ def load_settings_of(form: RunForm) -> LoadSettings:
         arrival=form.arrival if rate else "poisson",
         duration=form.duration_s if rate else None,
     )
+
+
+def _agents_settings(form: RunForm) -> LoadSettings:
+    """The agents' levels and task shape as the run's settings (their rules: the api's)."""
+    agent = AgentSettings(
+        agents=form.agents.strip(), agent_depth=form.agent_depth.strip(),
+        tool_latency=form.tool_latency.strip(),
+        tool_result_tokens=form.tool_result_tokens.strip(),
+        context_budget=form.context_budget.strip() or None,
+        fan_out=form.fan_out.strip() or None, agent_trace=form.agent_trace.strip() or None)
+    # an empty idle leaves the sessions' default, which the agents read as their own
+    return LoadSettings(workload_flags(form), agent=agent, duration=form.agent_duration_s,
+                        think_time=form.agent_idle.strip() or LoadSettings.think_time)
 
 
 def chosen_levels(form: RunForm) -> list[int]:

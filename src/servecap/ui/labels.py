@@ -15,6 +15,11 @@ SETTING_LABELS: dict[str, str] = {
     "dataset_format": "Dataset format", "input_tokens": "Input tokens",
     "output_tokens": "Output tokens", "model": "Model", "think_time": "Think time",
     "turns": "Turns", "users": "Users", "target": "Targets",
+    "task_time_slo_s": "Task time SLO (s)", "max_agents": "Highest agents",
+    "agents_duration_s": "Seconds per agents level", "agent_depth": "Tool calls per task",
+    "tool_latency": "Tool latency (s)", "agents": "Agents per level",
+    "tool_result_tokens": "Tool result tokens", "context_budget": "Context budget",
+    "fan_out": "Sub-agents per task", "agent_trace": "Agent trace file (JSONL)",
 }
 
 

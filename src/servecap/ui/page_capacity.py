@@ -32,7 +32,8 @@ POLL_S = 1.0
 POLLING = "polling_capacity"
 DEFAULTS = CapacityForm(base_url="")
 LOAD_LABELS = {"concurrency": "concurrency (closed loop)",
-               "rate": "rate (open-loop Poisson arrivals, with goodput)"}
+               "rate": "rate (open-loop Poisson arrivals, with goodput)",
+               "agents": "agents (concurrent agents within a task-time SLO)"}
 
 
 def _try_it() -> None:
@@ -90,7 +91,30 @@ def _load_fields() -> dict[str, Any]:
                 "rate_resolution": float(resolution)}
     highest = st.number_input("Highest concurrency", 1, 100_000, DEFAULTS.max_concurrency,
                               key="cap_max_concurrency")
+    if load == "agents":
+        return {"load": "agents", "max_concurrency": int(highest), **_agent_fields()}
     return {"load": "concurrency", "max_concurrency": int(highest)}
+
+
+def _agent_fields() -> dict[str, Any]:
+    """The agents search's own settings (`--load agents`); the idle between tasks is the
+    sidebar's think time."""
+    c1, c2, c3 = st.columns(3)
+    slo = c1.number_input("Task time SLO (s)", 0.001, 86_400.0, DEFAULTS.task_time_slo_s,
+                          key="cap_task_time_slo_s",
+                          help="the sidebar's statistic (P90 or mean) of a task's time")
+    most = c2.number_input("Highest agents", 1, 100_000, DEFAULTS.max_agents,
+                           key="cap_max_agents")
+    seconds = c3.number_input("Seconds per agents level", 1.0, 86_400.0,
+                              DEFAULTS.agents_duration_s, key="cap_agents_duration_s")
+    d1, d2 = st.columns(2)
+    depth = d1.text_input("Tool calls per task", DEFAULTS.agent_depth, key="cap_agent_depth",
+                          help="N, uniform:LO:HI, normal:MEAN:SD or lognormal:MEDIAN:SIGMA")
+    tool = d2.text_input("Tool latency (s)", DEFAULTS.tool_latency, key="cap_tool_latency",
+                         help="exp:MEAN, fixed:S, lognormal:MEDIAN:SIGMA or uniform:LO:HI")
+    return {"task_time_slo_s": float(slo), "max_agents": int(most),
+            "agents_duration_s": float(seconds), "agent_depth": depth,
+            "tool_latency": tool}
 
 
 def _start(form: CapacityForm, slo: SLO, results: Path) -> None:
@@ -155,14 +179,28 @@ def _answer_view(job: RunJob) -> None:
             st.error(plain(f"Search stopped: {job.error}"))
         return
     (st.success if answer.status == "found" else st.warning)(plain(answer.sentence()))
-    st.dataframe([{"level": row.level(), **row.model_dump(include={
-        "n_requests", "n_judged", "cropped", "verdict", "ttft_ms", "tps", "reason"})}
-        for row in answer.probes], hide_index=True)
+    if answer.agents is not None:
+        _agents_metrics(answer)
+    shown = {"n_requests", "n_judged", "cropped", "verdict", "ttft_ms", "tps", "reason"}
+    if answer.agents is not None:
+        shown.add("task_time_s")
+    st.dataframe([{"level": row.level(), **row.model_dump(include=shown)}
+                  for row in answer.probes], hide_index=True)
     if answer.diagnosis:
         st.info(plain(f"Failures: {answer.diagnosis}"))
     if answer.probe_run:
         st.caption(plain(f"probes: {answer.probe_run}; users: {answer.users_run or 'not run'}; "
                          "both are runs the Results page opens with this answer"))
+
+
+def _agents_metrics(answer: CapacityAnswer) -> None:
+    """The agents answer's two counts side by side, each labelled with where it comes from."""
+    agents = answer.agents
+    assert agents is not None
+    c1, c2 = st.columns(2)
+    c1.metric("Agents (verified: a level of N met the SLOs)", str(agents.agents_max or "none"))
+    c2.metric("Agents (predicted: C_max x agents per stream)",
+              str(agents.predicted_agents or "n/a"))
 
 
 def _live(slo: SLO) -> None:
@@ -194,7 +232,8 @@ def render_capacity_page(results: Path, slo: SLO) -> None:
                "bisects to the integer, stops each probe once its verdict is decided, then "
                "runs the users Little's law predicts. The same as `servecap capacity`. "
                "Search \"rate\" for the highest open-loop Poisson rate instead, with goodput "
-               "beside it (`--load rate`).")
+               "beside it (`--load rate`), or \"agents\" for the concurrent agents within a "
+               "task-time SLO, predicted and verified (`--load agents`).")
     form = _form()
     job = run_manager().current
     busy = job is not None and job.active

@@ -31,6 +31,7 @@ DATASET_FORMATS = ["auto", "prompt", "openai", "sharegpt"]
 TRACE_FORMATS = ["auto", "mooncake", "azure", "burstgpt"]
 CLOSED_MODE = "Concurrency (closed loop)"
 OPEN_MODE = "Rate (open loop)"
+AGENTS_MODE = "Agents (tool-call loops)"
 TEXT_MODE = "Any load kind (as text)"
 SERVER_MSG = "server_msg"
 POLLING = "polling_job"
@@ -107,13 +108,15 @@ def _rate_fields() -> tuple[str, str, float]:
 
 
 def _form_fields() -> RunForm:
-    mode = st.radio("Load", [CLOSED_MODE, OPEN_MODE, TEXT_MODE], key="load_mode",
-                    horizontal=True)
+    mode = st.radio("Load", [CLOSED_MODE, OPEN_MODE, AGENTS_MODE, TEXT_MODE],
+                    key="load_mode", horizontal=True)
     levels: list[int] = []
     custom, rates, arrival, duration = "", "", "poisson", RunForm.duration_s
-    load_text, find_cmax = "", False
+    load_text, find_cmax, agents = "", False, {}
     if mode == OPEN_MODE:
         rates, arrival, duration = _rate_fields()
+    elif mode == AGENTS_MODE:
+        agents = _agent_fields()
     elif mode == TEXT_MODE:
         examples = ", ".join(k.text.example for k in KINDS.values() if k.text.example)
         load_text = st.text_input("Load", key="load_text", placeholder=examples,
@@ -151,8 +154,40 @@ def _form_fields() -> RunForm:
         input_tokens=int(tokens_in), output_tokens=int(tokens_out), name=name,
         engine=engine, launch_command=command, notes=notes, **source,
         rates=rates if mode == OPEN_MODE else "", arrival=arrival, duration_s=duration,
-        workers=workers, load_text=load_text, find_cmax=bool(find_cmax), **prefix,
+        workers=workers, load_text=load_text, find_cmax=bool(find_cmax), **prefix, **agents,
     )
+
+
+def _agent_fields() -> dict[str, Any]:
+    """Agents (`run --agents`): agents per level and the shape of their tasks."""
+    agents = st.text_input("Agents per level", key="agents", placeholder="e.g. 4, 8, 16",
+                           help="Each agent runs tasks: model calls carrying the growing "
+                                "context and a tool catalogue, a tool's latency after each "
+                                "tool call, then idles before its next task")
+    c1, c2, c3 = st.columns(3)
+    depth = c1.text_input("Tool calls per task", RunForm.agent_depth, key="agent_depth",
+                          help="N, uniform:LO:HI, normal:MEAN:SD or lognormal:MEDIAN:SIGMA")
+    tool = c2.text_input("Tool latency (s)", RunForm.tool_latency, key="tool_latency",
+                         help="exp:MEAN, fixed:S, lognormal:MEDIAN:SIGMA or uniform:LO:HI")
+    result = c3.text_input("Tool result tokens", RunForm.tool_result_tokens,
+                           key="tool_result_tokens", help="appended to the context per call")
+    d1, d2 = st.columns(2)
+    idle = d1.text_input("Think time (idle between tasks)", key="agent_idle",
+                         placeholder="the agents' default, exp:10")
+    seconds = d2.number_input("Seconds per level", 1.0, 86_400.0, RunForm.agent_duration_s,
+                              key="agent_duration_s", help="no task starts after it")
+    e1, e2 = st.columns(2)
+    budget = e1.text_input("Context budget", key="context_budget", placeholder="none",
+                           help="TOKENS[:SUMMARY]: compact a context past TOKENS")
+    fan_out = e2.text_input("Sub-agents per task", key="fan_out", placeholder="none",
+                            help="spawned by a task's first call, each a chain of its own")
+    trace = st.text_input("Agent trace file (JSONL)", key="agent_trace", placeholder="none",
+                          help="recorded tasks whose depth, tool latencies and result sizes "
+                               "the agents replay (the three fields above then stay unset)")
+    return {"agents": agents, "agent_depth": depth, "tool_latency": tool,
+            "tool_result_tokens": result, "agent_idle": idle,
+            "agent_duration_s": float(seconds), "context_budget": budget, "fan_out": fan_out,
+            "agent_trace": trace}
 
 
 def _source_fields() -> dict[str, Any]:

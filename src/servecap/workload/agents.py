@@ -16,7 +16,7 @@ context grows by the call's output plus the drawn result.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -50,6 +50,9 @@ class AgentDraws:
     idle: ThinkTime
     seed: int
     fan_out: LengthDist | None = None
+    # a replayed trace (`workload.agent_trace`): its tasks' shapes instead of the draws
+    trace: tuple[tuple[tuple[float, ...], tuple[int, ...]], ...] = ()
+    agents: int = 1  # the level's agents: which trace task an agent's task replays
 
     @classmethod
     def parse(
@@ -67,8 +70,14 @@ class AgentDraws:
         )
 
     def task(self, agent: int, task: int) -> TaskDraw:
-        """Task `task` (from 0) of agent `agent`: the same draws in every process."""
-        return self._draw(f"{self.seed}:{agent}:{task}", self.fan_out)
+        """Task `task` (from 0) of agent `agent`: the same draws in every process; with a
+        trace, the depth, tool latencies and result sizes of its task (a + t x N) mod T."""
+        draw = self._draw(f"{self.seed}:{agent}:{task}", self.fan_out)
+        if not self.trace:
+            return draw
+        latencies, sizes = self.trace[(agent + task * self.agents) % len(self.trace)]
+        return replace(draw, depth=len(latencies), tool_latency_s=latencies,
+                       tool_result_tokens=sizes)
 
     def sub_task(self, agent: int, task: int, sub_agent: int) -> TaskDraw:
         """The chain of sub-agent `sub_agent` (from 1) of a task: no fan-out of its own."""

@@ -35,6 +35,7 @@ from servecap.core.errors import UserInputError
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
+from servecap.kinds.agents import AgentsLoad
 from servecap.stats.capacity import users_by_littles_law
 from servecap.stats.search import SearchStatus
 from servecap.storage.capacity_answer import CapacityAnswer, ProbeRow, Status, write_answer
@@ -62,9 +63,15 @@ class CapacityOptions(BaseModel):
     users_duration_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     # `--load rate` (`rate_capacity`): open-loop rates from `start_rate` (requests/s on
     # real time), bisected until the bracket is within `rate_resolution` of its pass
-    load: Literal["concurrency", "rate"] = "concurrency"
+    load: Literal["concurrency", "rate", "agents"] = "concurrency"
     start_rate: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     rate_resolution: float = Field(default=DEFAULT_RESOLUTION, gt=0, lt=1, allow_inf_nan=False)
+    # `--load agents` (`agents_capacity`): levels of N agents running `agent_task`'s tasks
+    # for `agents_duration_s` each, judged on the task time's statistic and per-call TTFT
+    task_time_slo_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    max_agents: int = Field(default=256, ge=1, le=100_000)
+    agents_duration_s: float = Field(default=120.0, gt=0, allow_inf_nan=False)
+    agent_task: AgentsLoad | None = None  # None: the agents' defaults
     # after the users' fields: its check reads them
     max_time_s: float = Field(default=900.0, gt=0, allow_inf_nan=False)
 
@@ -81,7 +88,9 @@ class CapacityOptions(BaseModel):
     @field_validator("max_time_s")
     @classmethod
     def _leaves_time_to_search(cls, value: float, info: ValidationInfo) -> float:
-        users = info.data.get("users_duration_s", 0.0) if info.data.get("verify") else 0.0
+        # the agents' answer is its own search's level: no users level to reserve time for
+        verify = info.data.get("verify") and info.data.get("load") != "agents"
+        users = info.data.get("users_duration_s", 0.0) if verify else 0.0
         reserve = users + USERS_RESERVE_S if users else 0.0
         if value - reserve < MIN_SEARCH_S:
             raise ValueError(f"{value:g} s leaves no time for the search: give at least "
@@ -95,7 +104,8 @@ class CapacityOptions(BaseModel):
 
     def search_budget_s(self) -> float:
         """The time the search may take: the rest is the users'."""
-        reserve = self.users_duration_s + USERS_RESERVE_S if self.verify else 0.0
+        verify = self.verify and self.load != "agents"
+        reserve = self.users_duration_s + USERS_RESERVE_S if verify else 0.0
         return self.max_time_s - reserve
 
 
@@ -145,6 +155,10 @@ def find_capacity(
         from servecap.api.capacity.rate_capacity import find_rate_capacity
 
         return find_rate_capacity(config, options, secrets, progress)
+    if options.load == "agents":
+        from servecap.api.capacity.agents_capacity import find_agents_capacity
+
+        return find_agents_capacity(config, options, secrets, progress)
     slo = options.slo()
     started = time.monotonic()
     settings = ProbeSettings(options.confidence, options.first_look)

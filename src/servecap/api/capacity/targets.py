@@ -69,7 +69,11 @@ def targets_from(specs: Sequence[str]) -> list[Target]:
 
 
 def search_budget_s(options: CapacityOptions, n_targets: int) -> float:
-    """The time every search may take together: the rest is each target's users level."""
+    """The time every search may take together: the rest is each target's users level.
+    Only the concurrency search runs per target: another load would silently be ignored."""
+    if options.load != "concurrency":
+        raise SettingError(f"{{target}} compares concurrency searches; {{load}} "
+                           f"{options.load} searches one server at a time", "target", "load")
     users = options.users_duration_s + USERS_RESERVE_S if options.verify else 0.0
     budget = options.max_time_s - n_targets * users
     if budget < MIN_SEARCH_S:

@@ -22,6 +22,7 @@ from servecap.core.errors import SettingError, bad_setting
 from servecap.core.validation import setting_error
 from servecap.kinds.agents import AgentsLoad
 from servecap.kinds.sessions import SessionsLoad
+from servecap.workload.agent_trace import parse_agent_trace, trace_json
 from servecap.workload.agents import AgentDraws
 from servecap.workload.files import read_text
 from servecap.workload.tools import parse_tools
@@ -45,6 +46,7 @@ class AgentSettings:
     tools: str | None = None  # a file
     context_budget: str | None = None  # TOKENS or TOKENS:SUMMARY
     fan_out: str | None = None  # sub-agents a task's first call spawns (a count spec)
+    agent_trace: str | None = None  # a JSONL file of recorded tasks to replay the shapes of
 
     def shaping(self) -> dict[str, bool]:
         """Whether each setting that shapes the tasks was given (differs from its default)."""
@@ -75,6 +77,8 @@ def agents_load(
         extra["fan_out"] = draws.fan_out.spec
     if settings.context_budget is not None:
         extra["context_budget"], extra["summary_tokens"] = parse_budget(settings.context_budget)
+    if settings.agent_trace is not None:
+        extra["trace_json"] = _trace(settings)
     if settings.tools is not None:
         extra["tools"] = list(parse_tools(read_text(settings.tools, "tools file"),
                                           settings.tools))
@@ -88,6 +92,22 @@ def agents_load(
         )
     except ValidationError as exc:
         raise setting_error(exc, AGENT_SETTINGS) from exc
+
+
+# what a replayed trace sets itself: a drawn spec beside it would do nothing
+TRACE_SETS = ("agent_depth", "tool_latency", "tool_result_tokens")
+
+
+def _trace(settings: AgentSettings) -> str:
+    """The trace file's tasks as the level's JSON; a draw it replaces is refused."""
+    assert settings.agent_trace is not None
+    shaping = settings.shaping()
+    given = next((name for name in TRACE_SETS if shaping[name]), None)
+    if given is not None:
+        raise SettingError(f"{{agent_trace}} replays each task's depth, tool latencies and "
+                           f"result sizes: drop {{{given}}}", "agent_trace", given)
+    text = read_text(settings.agent_trace, "agent trace")
+    return trace_json(parse_agent_trace(text, settings.agent_trace))
 
 
 def parse_budget(text: str) -> tuple[int, int | None]:

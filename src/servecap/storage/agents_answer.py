@@ -1,0 +1,71 @@
+"""`servecap capacity --load agents`'s part of `capacity.json`, and the sentence it opens with.
+
+An agents answer is a `CapacityAnswer` whose `agents` holds the largest number of concurrent
+agents whose level met the task-time SLO and the per-call TTFT SLO (verified: that level
+ran), the first N that missed above it, and the prediction C_max x agents per stream (the
+concurrency boundary the same run found, times the agents one stream holds at the highest
+passing level). Times are seconds on real time: a simulator at time scale S ran its agents'
+tools and idle S times faster, and was judged on its own clock.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from servecap.storage.capacity_answer import CapacityAnswer
+
+
+class AgentFields(BaseModel):
+    """The agents search's answer."""
+
+    agents_max: int | None  # verified: the largest N whose level met the SLOs
+    first_miss: int | None  # the smallest N above it that missed
+    binding: str | None = None  # what the first miss broke ("task time", "TTFT", ...)
+    predicted_agents: int | None = None  # C_max x agents per stream
+    agents_per_stream: float | None = None  # at agents_max
+    task_time_slo_s: float
+    task_time_s: float | None = None  # the statistic at agents_max, real time
+    tasks_per_s: float | None = None  # at agents_max, real time
+    lowest: int | None = None  # the smallest N probed (for "not even ...")
+    max_agents: int | None = None  # the search's cap
+
+
+def agents_sentence(answer: CapacityAnswer, agents: AgentFields) -> str:
+    """The agents answer in one sentence (see `CapacityAnswer.sentence`)."""
+    cost = f"{answer.requests} calls in {_duration(answer.elapsed_s)}"
+    head = "" if answer.complete else "INCOMPLETE (interrupted): "
+    slos = _slos(answer, agents)
+    scale = "" if answer.time_scale == 1 else f"; simulator at x{answer.time_scale:g}"
+    if answer.status == "slo_missed_at_1":
+        return (f"{head}{answer.deployment}: no agents level meets the SLOs ({slos}), not "
+                f"even {agents.lowest} agent(s) ({cost}{scale}).")
+    if agents.agents_max is None:
+        return f"{head}{answer.deployment}: no number of agents was bracketed ({cost})."
+    predicted = (f"predicted {agents.predicted_agents} = C_max {answer.c_max} x "
+                 f"{agents.agents_per_stream:.2f} agents/stream"
+                 if agents.predicted_agents is not None and agents.agents_per_stream
+                 else "not predicted: no concurrency boundary")
+    stat = answer.slo.statistic.upper()
+    measured = (f", {stat} task time {agents.task_time_s:.1f} s"
+                if agents.task_time_s is not None else "")
+    rate = f", {agents.tasks_per_s:.3g} tasks/s" if agents.tasks_per_s is not None else ""
+    bracket = (f"first miss {agents.first_miss} agents on {agents.binding}"
+               if agents.first_miss is not None else
+               "not bounded: the highest number the search may probe"
+               if agents.agents_max == agents.max_agents else "not bounded within the budget")
+    return (f"{head}{answer.deployment} holds {agents.agents_max} agents verified "
+            f"({predicted}) within {slos}; at {agents.agents_max} agents{measured}{rate}; "
+            f"{bracket} ({cost}{scale}).")
+
+
+def _slos(answer: CapacityAnswer, agents: AgentFields) -> str:
+    stat = answer.slo.statistic.upper()
+    return (f"{stat} task time <= {agents.task_time_slo_s:g} s and {stat} TTFT <= "
+            f"{answer.slo.ttft_ms:g} ms per call")
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
