@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from servecap.api.capacity.agents_search import AgentCapacitySearch, AgentMeasured
@@ -28,22 +28,9 @@ from servecap.kinds.agents import AgentsLoad
 from servecap.stats.search import SearchStatus
 from servecap.storage.agents_answer import AgentFields
 from servecap.storage.capacity_answer import CapacityAnswer, ProbeRow, Status, write_answer
-from servecap.storage.run_dir import load_run_info
 
 # The settings only `load agents` reads (besides the task's shape, `AgentSettings`).
 AGENT_ONLY = ("task_time_slo_s", "max_agents", "agents_duration_s")
-
-
-@dataclass
-class _AgentWatch(SearchWatch):
-    """The capacity watch, telling the agents search the server's clock."""
-
-    agents: AgentCapacitySearch | None = None
-
-    def started(self, total_requests: int, run_dir: str, model: str) -> None:
-        if self.agents is not None:
-            self.agents.use_clock(load_run_info(Path(run_dir)).time_scale or 1.0)
-        super().started(total_requests, run_dir, model)
 
 
 def agent_capacity_fields(
@@ -83,7 +70,7 @@ def find_agents_capacity(
         options.slo(), options.task_time_slo_s,
         ProbeSettings(options.confidence, options.first_look), options.search_budget_s(),
         task, options.max_agents, options.max_concurrency)
-    watch = _AgentWatch(progress or NullProgress(), agents=search)
+    watch = SearchWatch(progress or NullProgress(), search=search)
     out = Path(config.out_dir).parent
     try:
         run_benchmark(config, secrets, watch, plan=search)

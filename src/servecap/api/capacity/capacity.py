@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
@@ -117,12 +117,18 @@ def _parsed(parse: Callable[[str], object], value: str) -> object:
         raise ValueError(str(exc)) from None
 
 
+class ServerClocked(Protocol):
+    """A search that judges on the server's clock (a simulator's time scale)."""
+
+    def use_clock(self, time_scale: float) -> None: ...
+
+
 @dataclass
 class _Watch(NullProgress):
     """Forwards progress and remembers the run directory the engine opened."""
 
     inner: ProgressSink
-    search: CapacitySearch | None = None
+    search: ServerClocked | None = None
     run_dir: str | None = None
     records: list[RequestRecord] = field(default_factory=list)
 

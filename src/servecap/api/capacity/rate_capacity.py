@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from servecap.api.capacity.capacity import CapacityOptions, _users_options, _verified, _Watch
@@ -31,19 +30,6 @@ from servecap.stats.response_time import users_for_throughput
 from servecap.stats.search import SearchStatus
 from servecap.storage.capacity_answer import CapacityAnswer, ProbeRow, Status, write_answer
 from servecap.storage.rate_answer import RateFields
-from servecap.storage.run_dir import load_run_info
-
-
-@dataclass
-class _RateWatch(_Watch):
-    """The capacity watch, telling the rate search the server's clock."""
-
-    rates: RateCapacitySearch | None = None
-
-    def started(self, total_requests: int, run_dir: str, model: str) -> None:
-        if self.rates is not None:
-            self.rates.use_clock(load_run_info(Path(run_dir)).time_scale or 1.0)
-        super().started(total_requests, run_dir, model)
 
 
 def find_rate_capacity(
@@ -55,7 +41,7 @@ def find_rate_capacity(
     search = RateCapacitySearch(
         options.slo(), ProbeSettings(options.confidence, options.first_look),
         options.search_budget_s(), options.start_rate, options.rate_resolution, config.seed)
-    watch = _RateWatch(progress or NullProgress(), rates=search)
+    watch = _Watch(progress or NullProgress(), search=search)
     out = Path(config.out_dir).parent
     try:
         run_benchmark(config, secrets, watch, plan=search)
