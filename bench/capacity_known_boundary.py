@@ -19,7 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from servecap.api.capacity.capacity import CapacityOptions, find_capacity
+from servecap.api.capacity.by_load import find_capacity
+from servecap.api.capacity.capacity import CapacityOptions
 from servecap.api.run.run_config import RunConfig
 from servecap.core.config import ClientOptions
 from servecap.sim import start_server_process

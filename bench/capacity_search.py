@@ -21,7 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from servecap.api.capacity.capacity import CapacityOptions, find_capacity
+from servecap.api.capacity.by_load import find_capacity
+from servecap.api.capacity.capacity import CapacityOptions
 from servecap.api.capacity.demo import SEED_P90_CMAX
 from servecap.api.run.run import run_benchmark
 from servecap.api.run.run_config import RunConfig

@@ -16,7 +16,8 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from servecap.api.capacity.agents_capacity import agent_capacity_fields
-from servecap.api.capacity.capacity import CapacityOptions, find_capacity
+from servecap.api.capacity.by_load import find_capacity
+from servecap.api.capacity.capacity import CapacityOptions
 from servecap.api.run.request_options import parse_extra_body, parse_headers
 from servecap.api.run.run_config import RunConfig
 from servecap.cli import capacity_load_flags as lf

@@ -10,6 +10,8 @@ distributions, seeded by its index), all at once; the parent waits for every one
 final answers (each exactly as many tokens as its server wrote) join its context as the
 result of the call that spawned them (one call, as a dispatch tool's: the server's own, or
 one the agent makes). A failed call ends its chain, and a failed sub-agent its task.
+
+`AgentsLevel` (the kind's level, `kinds.agents`) lives here beside the scheduler it runs.
 """
 
 from __future__ import annotations
@@ -17,19 +19,16 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from servecap.core.clock import now_ns
 from servecap.core.records import RequestRecord
+from servecap.kinds.base import LevelSpec, Share
 from servecap.kinds.io import LevelIO, in_task_group
 from servecap.workload.agent_trace import tasks_of_json
 from servecap.workload.agents import COMPACTION_REQUEST_TOKENS, AgentDraws, TaskContext, TaskDraw
 from servecap.workload.datasets import Message
-from servecap.workload.source import IndexedSource, Request
+from servecap.workload.source import IndexedSource, Request, RequestSource
 from servecap.workload.tools import ToolCall, ToolCallLog, ToolTurn, names_of
-
-if TYPE_CHECKING:
-    from servecap.kinds.agents import AgentsLevel
 
 NS_PER_S = 1_000_000_000
 # Each task's prompt is a request of the run's source from a stretch of its own (as the
@@ -238,3 +237,34 @@ async def run_agents_level(level: AgentsLevel, io: LevelIO) -> None:
                 group.create_task(Agent(level, io, draws, agent).run(clock))
 
     await in_task_group(start)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentsLevel(LevelSpec):
+    """N agents running tasks for `ramp_s + duration_s` seconds (`n_requests`: a lower
+    bound, each agent's first call)."""
+
+    agents: int
+    depth: str  # the specs, parsed by the scheduler (`AgentDraws.parse`)
+    tool_latency: str
+    tool_result_tokens: str
+    idle: str
+    tools_json: str  # the catalogue as JSON text: a level travels to workers as fields
+    context_budget: int | None  # compact the context once it passes this many tokens
+    summary_tokens: int  # the summary a compaction leaves
+    fan_out: str | None  # sub-agents a task's first call spawns (a spec; None: none)
+    ramp_s: float
+    duration_s: float
+    seed: int
+    trace_json: str | None = None  # a replayed trace's task shapes (`workload.agent_trace`)
+
+    WIRE = "AgentsLevel"
+
+    def demand(self) -> int:
+        return self.agents
+
+    def split(self, workers: int, source: RequestSource | None = None) -> list[Share]:
+        return [Share(k, self, part=(k, workers)) for k in range(min(workers, self.agents))]
+
+    async def run(self, io: LevelIO) -> None:
+        await run_agents_level(self, io)

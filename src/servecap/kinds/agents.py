@@ -35,7 +35,6 @@ a % N == k (`Share.part`). The level's own summary is `kinds.agents_summary`'s.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -44,51 +43,17 @@ from servecap.core.config import SLO, parse_levels
 from servecap.core.level_key import LevelKey
 from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
-from servecap.kinds.agent_loop import run_agents_level
+from servecap.kinds.agent_loop import AgentsLevel
 from servecap.kinds.agents_summary import agent_fields, agent_series, agent_tables
 from servecap.kinds.base import (
     KindSeries,
     KindTable,
     KindText,
-    LevelSpec,
     LoadKind,
     LoadPlan,
-    Share,
 )
-from servecap.kinds.io import LevelIO
 from servecap.workload.source import RequestSource
 from servecap.workload.tools import default_tools
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AgentsLevel(LevelSpec):
-    """N agents running tasks for `ramp_s + duration_s` seconds (`n_requests`: a lower
-    bound, each agent's first call)."""
-
-    agents: int
-    depth: str  # the specs, parsed by the scheduler (`AgentDraws.parse`)
-    tool_latency: str
-    tool_result_tokens: str
-    idle: str
-    tools_json: str  # the catalogue as JSON text: a level travels to workers as fields
-    context_budget: int | None  # compact the context once it passes this many tokens
-    summary_tokens: int  # the summary a compaction leaves
-    fan_out: str | None  # sub-agents a task's first call spawns (a spec; None: none)
-    ramp_s: float
-    duration_s: float
-    seed: int
-    trace_json: str | None = None  # a replayed trace's task shapes (`workload.agent_trace`)
-
-    WIRE = "AgentsLevel"
-
-    def demand(self) -> int:
-        return self.agents
-
-    def split(self, workers: int, source: RequestSource | None = None) -> list[Share]:
-        return [Share(k, self, part=(k, workers)) for k in range(min(workers, self.agents))]
-
-    async def run(self, io: LevelIO) -> None:
-        await run_agents_level(self, io)
 
 
 class AgentsLoad(LoadPlan):

@@ -10,12 +10,9 @@ tools and idle S times faster, and was judged on its own clock.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pydantic import BaseModel
 
-if TYPE_CHECKING:
-    from servecap.storage.capacity_answer import CapacityAnswer
+from servecap.storage.answer_view import AnswerView
 
 
 class AgentFields(BaseModel):
@@ -33,7 +30,7 @@ class AgentFields(BaseModel):
     max_agents: int | None = None  # the search's cap
 
 
-def agents_sentence(answer: CapacityAnswer, agents: AgentFields) -> str:
+def agents_sentence(answer: AnswerView, agents: AgentFields) -> str:
     """The agents answer in one sentence (see `CapacityAnswer.sentence`)."""
     cost = f"{answer.requests} calls in {_duration(answer.elapsed_s)}"
     head = "" if answer.complete else "INCOMPLETE (interrupted): "
@@ -61,7 +58,7 @@ def agents_sentence(answer: CapacityAnswer, agents: AgentFields) -> str:
             f"{bracket} ({cost}{scale}).")
 
 
-def _slos(answer: CapacityAnswer, agents: AgentFields) -> str:
+def _slos(answer: AnswerView, agents: AgentFields) -> str:
     stat = answer.slo.statistic.upper()
     return (f"{stat} task time <= {agents.task_time_slo_s:g} s and {stat} TTFT <= "
             f"{answer.slo.ttft_ms:g} ms per call")

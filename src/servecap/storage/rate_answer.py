@@ -10,12 +10,9 @@ load verified in `verified_users`, as the concurrency answer's do.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pydantic import BaseModel
 
-if TYPE_CHECKING:
-    from servecap.storage.capacity_answer import CapacityAnswer
+from servecap.storage.answer_view import AnswerView
 
 
 class RateFields(BaseModel):
@@ -31,7 +28,7 @@ class RateFields(BaseModel):
     attainment: float | None = None  # at rate_max: the fraction within the SLOs
 
 
-def rate_sentence(answer: CapacityAnswer, rate: RateFields) -> str:
+def rate_sentence(answer: AnswerView, rate: RateFields) -> str:
     """The rate answer in one sentence (see `CapacityAnswer.sentence`)."""
     cost = f"{answer.requests} requests in {_duration(answer.elapsed_s)}"
     head = "" if answer.complete else "INCOMPLETE (interrupted): "
@@ -65,7 +62,7 @@ def _rps(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3g} req/s"
 
 
-def _slos(answer: CapacityAnswer) -> str:
+def _slos(answer: AnswerView) -> str:
     stat = answer.slo.statistic.upper()
     return f"{stat} TTFT <= {answer.slo.ttft_ms:g} ms, {stat} TPS >= {answer.slo.tps:g}"
 

@@ -97,7 +97,8 @@ def _run(job: dict[str, Any], progress: JsonProgress) -> None:
         _capacity_targets(job, secrets, progress)
         return
     if job.get("kind") == "capacity":
-        from servecap.api.capacity.capacity import CapacityOptions, find_capacity
+        from servecap.api.capacity.by_load import find_capacity
+        from servecap.api.capacity.capacity import CapacityOptions
 
         find_capacity(RunConfig.model_validate(job["config"]),
                       CapacityOptions.model_validate(job["options"]), secrets, progress)

@@ -150,21 +150,13 @@ class _Watch(NullProgress):
         self.inner.level_done(summary)
 
 
-def find_capacity(
+def find_concurrency_capacity(
     config: RunConfig, options: CapacityOptions, secrets: Secrets | None = None,
     progress: ProgressSink | None = None,
 ) -> CapacityAnswer:
-    """Search, verify, answer; `config` gives the server and request shape, and its
-    `out_dir` the folder the runs go to; the answer is written beside that folder."""
-    if options.load == "rate":
-        # imported here: the rate search builds on this module's options and watch
-        from servecap.api.capacity.rate_capacity import find_rate_capacity
-
-        return find_rate_capacity(config, options, secrets, progress)
-    if options.load == "agents":
-        from servecap.api.capacity.agents_capacity import find_agents_capacity
-
-        return find_agents_capacity(config, options, secrets, progress)
+    """Search the concurrency, verify, answer; `config` gives the server and request shape,
+    and its `out_dir` the folder the runs go to; the answer is written beside that folder.
+    (`api.capacity.by_load.find_capacity` picks this, the rate's or the agents' search.)"""
     slo = options.slo()
     started = time.monotonic()
     settings = ProbeSettings(options.confidence, options.first_look)

@@ -18,7 +18,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from servecap.api.capacity.capacity import CapacityOptions, find_capacity, verify_answer
+from servecap.api.capacity.by_load import find_capacity
+from servecap.api.capacity.capacity import CapacityOptions, verify_answer
 from servecap.api.comparison.run import servers
 from servecap.api.comparison.targets import Target
 from servecap.api.run.progress import ProgressSink
