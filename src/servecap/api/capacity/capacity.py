@@ -240,14 +240,7 @@ def _probe(probes: list[MeasuredProbe], concurrency: int | None) -> MeasuredProb
 
 
 def _binding(missed: MeasuredProbe | None) -> str | None:
-    """Which SLO the first miss broke (or was not sure of)."""
-    if missed is None:
-        return None
-    if missed.outcome.reason:
-        return missed.outcome.reason
-    names = [j.threshold.metric.upper() for j in missed.outcome.judged
-             if j.verdict.value != "pass"]
-    return " and ".join(names) or None
+    return missed.outcome.binding() if missed is not None else None
 
 
 def _row(probe: MeasuredProbe) -> ProbeRow:

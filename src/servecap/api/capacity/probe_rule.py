@@ -58,6 +58,13 @@ class ProbeOutcome:
     judged: list[Judged] = field(default_factory=list)
     reason: str = ""
 
+    def binding(self) -> str | None:
+        """Which SLO a miss broke (or was not sure of), or why it could not be judged."""
+        if self.reason:
+            return self.reason
+        names = [j.threshold.metric.upper() for j in self.judged if j.verdict.value != "pass"]
+        return " and ".join(names) or None
+
 
 @dataclass
 class _Sample:

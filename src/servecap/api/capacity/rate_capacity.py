@@ -126,14 +126,7 @@ def _status(
 
 
 def _binding(missed: RateMeasured | None) -> str | None:
-    """Which SLO the first miss broke, or why it could not be judged."""
-    if missed is None:
-        return None
-    if missed.outcome.reason:
-        return missed.outcome.reason
-    names = [j.threshold.metric.upper() for j in missed.outcome.judged
-             if j.verdict.value != "pass"]
-    return " and ".join(names) or None
+    return missed.outcome.binding() if missed is not None else None
 
 
 def _row(probe: RateMeasured, scale: float) -> ProbeRow:
