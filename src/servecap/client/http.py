@@ -6,7 +6,7 @@ asyncio Protocol parsed by httptools. Why (bench/client_overhead.py, in one run 
 raw-asyncio client): with aiohttp a closed loop's burst made each new request wait inside
 the client while the other streams' endings were processed, all of it counted as TTFT, and
 each chunk was stamped when its task resumed. Here a request is written the moment its
-stream asks (`sent_at` is when its last byte went to the kernel), each chunk is stamped
+stream asks (`sent_at` is when it goes to the kernel), each chunk is stamped
 and parsed in the loop's read callback, and one stream costs no task wake-up per chunk.
 TLS, keep-alive, chunked and close-delimited bodies, gzip, the reconnect rule and every
 failure reason are kept (tests/faults, tests/client).

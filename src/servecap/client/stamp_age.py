@@ -1,7 +1,7 @@
 """How late the client's own stamps are, from the kernel's clock of the socket.
 
-TTFT is first_token_at - sent_at, both client stamps: sent_at when the request's last byte
-went to the kernel, first_token_at when the loop read the token's bytes (client.wire). On a
+TTFT is first_token_at - sent_at, both client stamps: sent_at when the request went
+to the kernel, first_token_at when the loop read the token's bytes (client.wire). On a
 loaded machine the read still drifts (the bytes wait in the kernel until the loop, or a
 core, gets to them), and that delay is counted as server latency while neither the
 loop-lag probe nor the CPU share need notice.
