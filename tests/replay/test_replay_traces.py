@@ -51,7 +51,7 @@ prefix_block_tokens = 16
 SIM_BLOCK = 16
 # Both the trace and the simulator's clock run this many times faster than recorded, so
 # the ten minutes take one; the engine sees the same workload in its own time.
-SPEED = 5
+SPEED = 10
 
 
 def servecap_run(*args: str) -> None:
