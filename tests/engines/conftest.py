@@ -77,10 +77,10 @@ class VllmPair:
     spec: procs.Engine
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def vllm_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmPair]:
-    """Both servers, started at once (each takes ~40 s to start; they are idle between
-    tests, so they share the machine's cores only while a test loads them)."""
+    """Both servers, started at once (each takes ~40 s to start) and stopped after the
+    module; idle between tests, they share the machine's cores only while a test loads them."""
     python = procs.vllm_python()
     assert python is not None and python.is_file(), "vLLM virtualenv missing"
     model = ensure_copy_model()
