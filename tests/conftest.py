@@ -16,7 +16,8 @@ ENABLE = {
     "browser": "apt-get install -y chromium   (Debian's, at /usr/bin/chromium; playwright "
     "drives it, no browser is downloaded)",
     "engine": "pip install -r tests/engines/requirements.txt && "
-    "SERVECAP_ENGINE_TESTS=1 python -m pytest -m engine   (builds llama-server on first use)",
+    "SERVECAP_ENGINE_TESTS=1 python -m pytest -m engine   (builds llama-server and installs "
+    "vLLM for CPU in its own virtualenv on first use)",
 }
 EVERYTHING = (
     "bash .ci/run   (as CI does: installs Chromium, the engines' dependencies, then runs all)"
