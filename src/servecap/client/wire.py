@@ -161,11 +161,9 @@ class Connection(asyncio.Protocol):
         self._complete = self._informational = self._keep_alive = False
         self._last_rx = now_ns()
         self._stall_ns = round(stall_s * NS_PER_S)
-        # Stamped just before the write, not after it: the write wakes the server, and on a
-        # machine the server shares, the scheduler may run it at once and this process only
-        # when the server has streamed the answer (seen against vLLM on 2 busy cores: whole
-        # answers stamped 0.1 ms after a "sent" taken after the write). Before the write, no
-        # wake-up sits between the stamp and the bytes leaving.
+        # Stamped before the write, not after it: the write wakes the server, which on a
+        # shared machine may run first and leave this process waiting until the answer is
+        # done (docs/validation/vllm-live.md); no wake-up sits between this stamp and the send.
         listener.sent(now_ns())
         self.transport.write(request)
         # a socket buffer too full for the whole request: sent when the rest drains
