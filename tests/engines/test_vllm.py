@@ -41,6 +41,11 @@ PLAIN_SERIES = {
     "prompt_tokens", "generation_tokens", "ttft_sum_s", "ttft_count", "itl_sum_s", "itl_count",
 }
 SPEC_SERIES = PLAIN_SERIES | {"spec_drafts", "spec_draft_tokens", "spec_accepted_tokens"}
+# capacity's SLOs: c=1 must pass on a busy machine too, where the server may get half its core
+# (a CPU hog on core 0 held plain vLLM to <= 48 tok/s per user at c=1, against ~100 alone), so
+# TTFT binds, a few streams up, and the TPS floor sits far below what c=1 reaches
+CAPACITY_TTFT_MS = 300
+CAPACITY_TPS = 20
 
 
 def _sweep(engine: Engine, out: Path, name: str) -> Path:
@@ -145,8 +150,8 @@ def test_capacity_of_both_verified_with_the_delta_s_interval(
         "capacity", "--target", f"plain={vllm_pair.plain.base_url}",
         "--target", f"spec={vllm_pair.spec.base_url}", "--model", "tiny",
         "--input-tokens", "128", "--output-tokens", "32",
-        "--extra-body", json.dumps(VLLM_EXTRA_BODY), "--ttft-slo-ms", "1000",
-        "--tps-slo", "60", "--think-time", "exp:1", "--max-time", "4m",
+        "--extra-body", json.dumps(VLLM_EXTRA_BODY), "--ttft-slo-ms", str(CAPACITY_TTFT_MS),
+        "--tps-slo", str(CAPACITY_TPS), "--think-time", "exp:1", "--max-time", "4m",
         "--users-duration", "8", "--out", str(out), timeout_s=900,
     )
     answer = read_json(out / "capacity.json")
