@@ -1,4 +1,5 @@
-"""Suite-wide hooks: at the end of a run, say which suites were skipped and how to run them.
+"""Suite-wide hooks: how tests share the workers of a parallel run, and at the end of a run,
+which suites were skipped and how to run them.
 
 A plain `pytest` skips the browser tests where Chromium is missing and the engine tests unless
 asked for; a green line with a few "s" is easy to misread as "all of it passed".
@@ -22,6 +23,20 @@ ENABLE = {
 EVERYTHING = (
     "bash .ci/run   (as CI does: installs Chromium, the engines' dependencies, then runs all)"
 )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every engine test runs `alone` (the README's test command runs those after the
+    parallel bulk: a client that shares the cores reads a real server's timing wrong).
+    Groups for `--dist loadgroup`: a module stays on one worker (its module-scoped servers
+    start once), and the engine tests share one, so that engines never compete for the
+    cores and their builds and caches are made once, should they run in parallel."""
+    for item in items:
+        engine = "engine" in item.keywords
+        if engine:
+            item.add_marker(pytest.mark.alone)
+        item.add_marker(pytest.mark.xdist_group("engines" if engine
+                                                else item.nodeid.split("::")[0]))
 
 
 def suite_of(report: Any) -> str:

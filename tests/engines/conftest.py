@@ -1,7 +1,8 @@
 """Engine fixtures: build or reuse llama-server, make the tiny model, run each engine.
 
-Engine tests run when selected with `-m engine` or with SERVECAP_ENGINE_TESTS=1 (CI);
-otherwise they are skipped so a plain `pytest` never starts a multi-minute build.
+Engine tests run with SERVECAP_ENGINE_TESTS=1 (CI); otherwise they are skipped, so that the
+README's test command (whose second part is `pytest -m alone`) never starts a multi-minute
+build on a machine that did not ask for one.
 """
 
 from __future__ import annotations
@@ -18,16 +19,14 @@ from tests.engines.copymodel import ensure_copy_model
 from tests.engines.tinymodel import TinyModel, ensure_model
 
 
-def _engines_enabled(config: pytest.Config) -> bool:
-    return os.environ.get("SERVECAP_ENGINE_TESTS") == "1" or "engine" in (
-        config.getoption("markexpr", "") or ""
-    )
+def _engines_enabled() -> bool:
+    return os.environ.get("SERVECAP_ENGINE_TESTS") == "1"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if _engines_enabled(config):
+    if _engines_enabled():
         return
-    skip = pytest.mark.skip(reason="engine tests: run with -m engine or SERVECAP_ENGINE_TESTS=1")
+    skip = pytest.mark.skip(reason="engine tests: run with SERVECAP_ENGINE_TESTS=1")
     for item in items:
         if "engine" in item.keywords:
             item.add_marker(skip)

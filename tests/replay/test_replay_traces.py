@@ -127,6 +127,9 @@ def without_sharing(src: Path, dst: Path) -> Path:
     return dst
 
 
+# its TTFT ratio is the client's real-time view: under the parallel suite's other workers the
+# client's lag, the same on both replays, diluted cached/uncached from 0.81 to 0.90
+@pytest.mark.alone
 def test_mooncake_ten_minutes_hit_the_cache_as_the_hash_ids_imply(tmp_path: Path) -> None:
     profile = tmp_path / "prefix-replay.toml"
     profile.write_text(CACHED_PROFILE)

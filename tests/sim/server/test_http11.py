@@ -13,21 +13,21 @@ from collections.abc import Iterator
 import h11
 import pytest
 
-from servecap.sim.profiles import builtin_profile
 from servecap.sim.server.http11 import MAX_BODY_BYTES, HttpRequest, Responder, start_http_server
-from servecap.sim.server.runner import SimServerHandle, start_server_in_thread
+from servecap.sim.server.runner import SimProcessHandle, start_server_process
 from servecap.sim.server.wire import Wire, WriteBatch
 
 
 @pytest.fixture(scope="module")
-def sim() -> Iterator[SimServerHandle]:
-    with start_server_in_thread(builtin_profile("deterministic"), time_scale=10.0) as handle:
+def sim() -> Iterator[SimProcessHandle]:
+    # a process, not a thread of the test's: in a parallel worker that had run other modules
+    # first, a thread-hosted simulator once stopped answering (docs/validation/test-commands.md)
+    with start_server_process("deterministic", time_scale=10.0) as handle:
         yield handle
 
 
-def _connect(sim: SimServerHandle) -> socket.socket:
-    sock = socket.create_connection((sim.host, sim.port), timeout=10)
-    return sock
+def _connect(sim: SimProcessHandle) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", sim.port), timeout=10)
 
 
 def _post(path: str, body: dict[str, object] | bytes) -> bytes:
@@ -69,7 +69,7 @@ def _responses(sock: socket.socket, count: int) -> list[tuple[h11.Response, byte
     return out
 
 
-def test_a_stream_is_chunked_and_ends_with_done(sim: SimServerHandle) -> None:
+def test_a_stream_is_chunked_and_ends_with_done(sim: SimProcessHandle) -> None:
     with _connect(sim) as sock:
         sock.sendall(_post("/v1/completions", {"prompt": "hi", "max_tokens": 3, "stream": True}))
         [(head, body)] = _responses(sock, 1)
@@ -81,7 +81,7 @@ def test_a_stream_is_chunked_and_ends_with_done(sim: SimServerHandle) -> None:
     assert "".join(texts) == " the model is"
 
 
-def test_keep_alive_and_pipelined_requests_are_answered_in_order(sim: SimServerHandle) -> None:
+def test_keep_alive_and_pipelined_requests_are_answered_in_order(sim: SimProcessHandle) -> None:
     stream = _post("/v1/completions", {"prompt": "a", "max_tokens": 2, "stream": True})
     whole = _post("/v1/completions", {"prompt": [1, 2, 3], "max_tokens": 2})
     health = b"GET /health HTTP/1.1\r\nHost: sim\r\n\r\n"
@@ -97,7 +97,7 @@ def test_keep_alive_and_pipelined_requests_are_answered_in_order(sim: SimServerH
     assert last.status_code == 200 and text == b"ok"
 
 
-def test_malformed_request_gets_400_and_the_connection_closes(sim: SimServerHandle) -> None:
+def test_malformed_request_gets_400_and_the_connection_closes(sim: SimProcessHandle) -> None:
     with _connect(sim) as sock:
         sock.sendall(b"THIS IS NOT HTTP\r\n\r\n")
         data = b""
@@ -107,7 +107,7 @@ def test_malformed_request_gets_400_and_the_connection_closes(sim: SimServerHand
     assert b'"error"' in data
 
 
-def test_oversized_body_gets_413(sim: SimServerHandle) -> None:
+def test_oversized_body_gets_413(sim: SimProcessHandle) -> None:
     head = b"POST /v1/completions HTTP/1.1\r\nHost: sim\r\nContent-Length: %d\r\n\r\n" % (
         MAX_BODY_BYTES + 1
     )
@@ -138,7 +138,7 @@ def test_oversized_body_gets_413(sim: SimServerHandle) -> None:
         (b"POST /metrics HTTP/1.1", 405),
     ],
 )
-def test_routes_and_methods(sim: SimServerHandle, request_line: bytes, status: int) -> None:
+def test_routes_and_methods(sim: SimProcessHandle, request_line: bytes, status: int) -> None:
     with _connect(sim) as sock:
         sock.sendall(request_line + b"\r\nHost: sim\r\nContent-Length: 0\r\n\r\n")
         [(head, body)] = _responses(sock, 1)
@@ -146,7 +146,7 @@ def test_routes_and_methods(sim: SimServerHandle, request_line: bytes, status: i
     assert "message" in json.loads(body)["error"]
 
 
-def test_a_client_that_leaves_mid_stream_breaks_nothing(sim: SimServerHandle) -> None:
+def test_a_client_that_leaves_mid_stream_breaks_nothing(sim: SimProcessHandle) -> None:
     body = {"prompt": "x", "max_tokens": 100_000, "stream": True}  # 100 s: running past the wait
     for _ in range(5):  # leave five streams in the middle, each on a fresh connection
         sock = _connect(sim)
@@ -164,7 +164,7 @@ def test_a_client_that_leaves_mid_stream_breaks_nothing(sim: SimServerHandle) ->
     assert head.status_code == 200
 
 
-def _running(sim: SimServerHandle) -> str:
+def _running(sim: SimProcessHandle) -> str:
     """The server's running-requests gauge, as /metrics writes it."""
     with _connect(sim) as sock:
         sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: sim\r\n\r\n")
@@ -194,7 +194,7 @@ async def test_a_handler_that_raises_gets_500_and_the_server_goes_on() -> None:
     assert answers[1].startswith(b"HTTP/1.1 200 ") and answers[1].endswith(b"fine")
 
 
-def test_a_client_that_half_closes_still_gets_the_whole_stream(sim: SimServerHandle) -> None:
+def test_a_client_that_half_closes_still_gets_the_whole_stream(sim: SimProcessHandle) -> None:
     with _connect(sim) as sock:
         sock.sendall(_post("/v1/completions", {"prompt": "hi", "max_tokens": 5, "stream": True}))
         sock.shutdown(socket.SHUT_WR)  # done sending; still reading
@@ -218,7 +218,7 @@ def _read_all(sock: socket.socket) -> bytes:
     return data
 
 
-def test_an_http10_client_gets_its_stream_close_delimited(sim: SimServerHandle) -> None:
+def test_an_http10_client_gets_its_stream_close_delimited(sim: SimProcessHandle) -> None:
     raw = json.dumps({"prompt": "hi", "max_tokens": 3, "stream": True}).encode()
     request = b"POST /v1/completions HTTP/1.0\r\nContent-Length: %d\r\n\r\n%b" % (len(raw), raw)
     with _connect(sim) as sock:
@@ -230,7 +230,7 @@ def test_an_http10_client_gets_its_stream_close_delimited(sim: SimServerHandle) 
     assert body.count(b'"text"') == 3 and body.endswith(b"data: [DONE]\n\n")
 
 
-def test_an_oversized_head_gets_431(sim: SimServerHandle) -> None:
+def test_an_oversized_head_gets_431(sim: SimProcessHandle) -> None:
     with _connect(sim) as sock:
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: sim\r\n")
         try:
@@ -242,7 +242,7 @@ def test_an_oversized_head_gets_431(sim: SimServerHandle) -> None:
     assert data.startswith(b"HTTP/1.1 431 ")
 
 
-def test_an_upgrade_request_is_answered_plainly_then_closed(sim: SimServerHandle) -> None:
+def test_an_upgrade_request_is_answered_plainly_then_closed(sim: SimProcessHandle) -> None:
     upgrade = b"GET /health HTTP/1.1\r\nHost: sim\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
     with _connect(sim) as sock:
         sock.sendall(upgrade + b"GET /health HTTP/1.1\r\nHost: sim\r\n\r\n")
@@ -251,7 +251,7 @@ def test_an_upgrade_request_is_answered_plainly_then_closed(sim: SimServerHandle
     assert data.count(b"HTTP/1.1") == 1  # what followed the upgrade is not read
 
 
-def test_a_bad_request_after_a_good_one_is_answered_after_it(sim: SimServerHandle) -> None:
+def test_a_bad_request_after_a_good_one_is_answered_after_it(sim: SimProcessHandle) -> None:
     good = b"GET /health HTTP/1.1\r\nHost: sim\r\n\r\n"
     with _connect(sim) as sock:
         sock.sendall(good + b"NOT HTTP AT ALL\r\n\r\n")
