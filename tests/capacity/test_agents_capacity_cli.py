@@ -70,7 +70,8 @@ def test_the_sentence_names_verified_and_predicted_agents():
 @pytest.mark.slow
 def test_agents_capacity_on_the_simulator_is_predicted_verified_and_reported(tmp_path):
     """vllm-direct at x40 with a 3 s TTFT and a 30 s P90 task time: C_max, then agents
-    levels; the answer's N ran and met both SLOs, its prediction beside it."""
+    levels; the answer's N ran and met both SLOs, its prediction beside it; with 2 GPUs at
+    3 USD an hour, the answer and the report cost an agent-hour at 6 USD / N."""
     out = tmp_path / "out"
     sim = start_server_process("vllm-direct", time_scale=40.0)
     try:
@@ -78,7 +79,7 @@ def test_agents_capacity_on_the_simulator_is_predicted_verified_and_reported(tmp
             [*CLI, "capacity", "--base-url", sim.base_url, "--load", "agents",
              "--ttft-slo-ms", "3000", "--first-look", "20", "--task-time-slo-s", "30",
              "--agents-duration", "120", "--max-time", "4m", "--format", "json",
-             "--out", str(out)],
+             "--gpus", "2", "--gpu-hour-cost", "3", "--out", str(out)],
             capture_output=True, text=True, timeout=600,
         )
     finally:
@@ -96,6 +97,11 @@ def test_agents_capacity_on_the_simulator_is_predicted_verified_and_reported(tmp
     assert agents.task_time_s is not None and agents.task_time_s <= 30.0
     assert f"holds {agents.agents_max} agents verified (predicted " \
            f"{agents.predicted_agents}" in answer.sentence()
+    assert answer.cost is not None
+    cost = answer.cost.point("verified agents")
+    assert cost is not None and cost.users == agents.agents_max
+    assert cost.level == f"agents={agents.agents_max}" and cost.output_tok_s
+    assert cost.cost_per_user_hour == pytest.approx(6.0 / agents.agents_max)
     report = subprocess.run([*CLI, "report", str(answer.probe_run), "--out",
                              str(tmp_path / "report")], capture_output=True, text=True,
                             timeout=300)
@@ -103,6 +109,14 @@ def test_agents_capacity_on_the_simulator_is_predicted_verified_and_reported(tmp
     html = (tmp_path / "report" / "report.html").read_text()
     assert f"{agents.agents_max} agents verified" in html
     assert f"predicted {agents.predicted_agents}" in html
+    assert "verified agents" in html and f"{6.0 / agents.agents_max:.4g} USD" in html
+    # `plan` (and the app's cost panel, which reads plan's) prices the same point
+    plan = subprocess.run([*CLI, "plan", str(answer.probe_run), "--ttft-slo-ms", "3000",
+                           "--format", "json"], capture_output=True, text=True, timeout=300)
+    [planned] = json.loads(plan.stdout)["runs"]
+    point = next(p for p in planned["cost"]["points"] if p["at"] == "verified agents")
+    assert point["users"] == agents.agents_max
+    assert point["cost_per_user_hour"] == pytest.approx(6.0 / agents.agents_max)
 
 
 @pytest.mark.parametrize("load", ["agents", "rate"])

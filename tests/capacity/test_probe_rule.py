@@ -31,6 +31,18 @@ def test_a_clear_pass_is_decided_at_the_first_look():
     assert used == SETTINGS.first_look
 
 
+def test_a_pass_a_long_warm_up_kept_from_the_first_look_is_decided_at_the_second():
+    """20 slow draws, then a flat level: MSER-5 crops the 20, leaving 40 of the first look's
+    60, fewer than the 46 a P90 pass needs; the second look (86 complete: 46 kept even
+    after the largest crop) passes, where a doubled look would have waited for 120."""
+    rule = ProbeRule(SLO_P90, 1, SETTINGS)
+    used = run_rule(rule, closed_records(1, lambda i: 900.0 if i < 20 else 100.0 + i % 3,
+                                         SETTINGS.cap()))
+    assert rule.outcome.verdict == "pass" and rule.outcome.cropped == 20
+    assert SETTINGS.pass_looks("p90") == [60, 86, 240]
+    assert used == 86
+
+
 def test_a_clear_miss_is_decided_long_before_the_cap():
     rule = ProbeRule(SLO_P90, 4, SETTINGS)
     used = run_rule(rule, closed_records(4, lambda i: 3000.0, SETTINGS.cap()))

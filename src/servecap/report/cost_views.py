@@ -1,17 +1,22 @@
 """The report's cost table: per config, the cost at C_max, the verified users and peak
-throughput (`stats.cost`, the formulas in its text and docs/how-to/cost.md)."""
+throughput (`stats.cost`, the formulas in its text and docs/how-to/cost.md), and at the
+verified agents of a `capacity --load agents` answer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
+from servecap.core.cost import CostBasis
 from servecap.core.numbers import fmt_number
 from servecap.core.summary import LevelSummary
+from servecap.kinds.agents import KIND as AGENTS_KIND
 from servecap.kinds.registry import kind_of
 from servecap.report.model import ReportModel, RunMeta
 from servecap.report.verified import verified_users
 from servecap.report.views import Table
-from servecap.stats.cost import CostPoint, RunCost, run_cost
+from servecap.stats.cost import CostPoint, RunCost, cost_point, run_cost
+from servecap.storage.capacity_answer import answer_for
 
 COST_HEADER = ["config", "at", "level", "users", "output tok/s",
                "cost / M output tokens", "users / GPU", "cost / user / hour"]
@@ -60,11 +65,29 @@ def run_costs(model: ReportModel, stat: str) -> dict[str, RunCost]:
         row = model.analysis.slo.capacity_of(stat, run.name)
         if basis is None or row is None:
             continue
-        out[run.name] = run_cost(basis, run.levels, row.top, row.users,
-                                 verified(run.name, stat) or None,
-                                 level_users(model.options.slo.think_time_s),
-                                 _verified_tok_s(run, verified(run.name, stat)))
+        cost = run_cost(basis, run.levels, row.top, row.users,
+                        verified(run.name, stat) or None,
+                        level_users(model.options.slo.think_time_s),
+                        _verified_tok_s(run, verified(run.name, stat)))
+        answer = answer_for(Path(run.path))
+        agents = answer.agents.agents_max if answer and answer.agents else None
+        out[run.name] = with_agents(cost, basis, agents, run.levels)
     return out
+
+
+def with_agents(
+    cost: RunCost, basis: CostBasis, agents: int | None, levels: Sequence[LevelSummary],
+) -> RunCost:
+    """The cost with a point at an agents answer's verified agents, each agent a served
+    user (cost per agent-hour: the hourly cost over the agents), the throughput that of
+    their own level; unchanged without verified agents."""
+    if not agents:
+        return cost
+    key = AGENTS_KIND.key(agents)
+    level = next((lv for lv in levels if lv.key == key), None)
+    point = cost_point(basis, "verified agents", key,
+                       level.output_tok_s if level is not None else None, agents)
+    return cost.model_copy(update={"points": [*cost.points, point]})
 
 
 def _verified_tok_s(run: RunMeta, users: int | None) -> float | None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from servecap.api.capacity.agents_search import AgentCapacitySearch, AgentMeasured
 from servecap.api.capacity.capacity import CapacityOptions, SearchWatch, search_answer
+from servecap.api.capacity.cost import price_answer
 from servecap.api.capacity.probe_rule import ProbeSettings
 from servecap.api.run.agent_settings import AgentSettings, agents_load
 from servecap.api.run.progress import NullProgress, ProgressSink
@@ -78,7 +79,7 @@ def find_agents_capacity(
         answer = agents_answer(config, options, search, watch, started)
         write_answer(out, answer.model_copy(update={"complete": False}))
         raise
-    answer = agents_answer(config, options, search, watch, started)
+    answer = price_answer(agents_answer(config, options, search, watch, started), config.cost)
     write_answer(out, answer)
     return answer
 

@@ -1,5 +1,6 @@
 """`servecap capacity --gpus N --gpu-hour-cost P`: the answer's cost at C_max, at the
-verified users and at peak throughput, from its probe and users runs (`stats.cost`).
+verified users and at peak throughput, from its probe and users runs (`stats.cost`); an
+agents answer (`--load agents`) adds the cost at its verified agents, from their level.
 
 A simulator that runs S times faster than real time (`time_scale`) serves S times the
 tokens per second it would in real time, so its throughput is divided by S; users are the
@@ -14,7 +15,7 @@ from servecap.core.errors import ServecapError
 from servecap.core.level_key import LevelKey
 from servecap.core.summary import LevelSummary
 from servecap.kinds.open_loop import KIND as OPEN_KIND
-from servecap.report.cost_views import level_users
+from servecap.report.cost_views import level_users, with_agents
 from servecap.stats.cost import run_cost
 from servecap.storage.capacity_answer import CapacityAnswer
 from servecap.storage.runs import load_run
@@ -60,4 +61,6 @@ def price_answer(answer: CapacityAnswer, fields: CostFields | None) -> CapacityA
     top = _top(answer)
     cost = run_cost(basis, probes, top, answer.predicted_users, answer.verified_users or None,
                     level_users(answer.slo.think_time_s / scale), verified_tok_s)
-    return answer.model_copy(update={"cost": cost})
+    agents = answer.agents.agents_max if answer.agents is not None else None
+    return answer.model_copy(update={"cost": with_agents(cost, basis, agents, probes)})
+

@@ -7,24 +7,28 @@ in flight was sent at the end of its last ended one: everything sent before the 
 such time has ended). At each look it crops the warm-up (MSER-5 on TTFT in send order),
 refuses a series that still drifts, and judges every SLO (`stats.early_verdict`).
 
-Error budget: a pass is claimed only at the `PASS_LOOKS` looks (doubling sample sizes), a
-fail at any of the level's looks (every `fail_step` complete requests from 30, and from
-two first rounds, on: fewer cannot tell a slow start from the level); each side spreads
-`1 - confidence` over its looks and the two SLOs (Bonferroni), so on independent draws a
-level's verdict is wrong with probability at most `1 - confidence`. A failed request fails
-the level at once, as `plan` judges a level with errors. At the sample cap the level reads
-what the last look said: undecided (counted as a miss) or no steady state.
+Error budget: a pass is claimed only at the `PASS_LOOKS` looks (`ProbeSettings.pass_looks`:
+the first look, the first size at which even MSER-5's largest crop leaves the draws a pass
+needs, and the cap), a fail at any of the level's looks (every `fail_step` complete
+requests from 30, and from two first rounds, on: fewer cannot tell a slow start from the
+level); each side spreads `1 - confidence` over its looks and the two SLOs (Bonferroni),
+so on independent draws a level's verdict is wrong with probability at most
+`1 - confidence`. A failed request fails the level at once, as `plan` judges a level with
+errors. At the sample cap the level reads what the last look said: undecided (counted as a
+miss) or no steady state.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from servecap.core.config import SLO
 from servecap.core.records import RequestRecord
 from servecap.core.request_metrics import request_metrics
 from servecap.kinds.window import NS_PER_S, Window
-from servecap.stats.early_verdict import Judged, Threshold, combine, judge
+from servecap.stats.early_verdict import MIN_MEAN_N, Judged, Threshold, combine, judge
+from servecap.stats.percentiles import tail_quantile
 from servecap.stats.steady_state import BATCH, MIN_DRIFT_N, drifts, mser_crop
 from servecap.stats.verdict import Verdict
 
@@ -42,10 +46,34 @@ class ProbeSettings:
 
     def cap(self) -> int:
         """The most requests a probe judges: the last pass look."""
-        return self.first_look * 2 ** (PASS_LOOKS - 1)
+        return self.first_look * 4
 
-    def pass_looks(self) -> list[int]:
-        return [self.first_look * 2**j for j in range(PASS_LOOKS)]
+    def pass_looks(self, statistic: str) -> list[int]:
+        """The complete-request counts at which a pass may be claimed: the first look; the
+        smallest count whose kept draws, after the largest crop MSER-5 may take (half, in
+        whole batches), still hold the draws a pass on `statistic` needs (so a probe that a
+        large crop kept from passing at the first look is not made to wait for the cap;
+        twice the first where the first already holds them); and the cap."""
+        need = min_pass_draws(statistic, self.pass_alpha())
+        second = next((n for n in range(self.first_look, self.cap())
+                       if n - BATCH * (n // BATCH // 2) >= need), self.cap())
+        if second == self.first_look:
+            second = 2 * self.first_look
+        return sorted({self.first_look, second, self.cap()})
+
+    def pass_alpha(self) -> float:
+        """Each pass look's share of the error budget, per SLO (see the module)."""
+        return (1.0 - self.confidence) / (2 * PASS_LOOKS)
+
+
+def min_pass_draws(statistic: str, alpha: float) -> int:
+    """The fewest draws on which a pass on `statistic` can be claimed at `alpha`: a mean's
+    interval needs `MIN_MEAN_N`; a percentile's bad-side bound needs every draw within the
+    limit to be a bound at all, so n with q^n <= alpha (46 for P90 at 0.05 / 6)."""
+    if statistic == "mean":
+        return MIN_MEAN_N
+    q = tail_quantile(statistic, False) / 100.0
+    return math.ceil(math.log(alpha) / math.log(q))
 
 
 @dataclass
@@ -92,9 +120,9 @@ class ProbeRule:
         self._next_fail = max(MIN_FAIL_N, 2 * first_round)
         self._window: Window | None = None
         fail_looks = max(1, settings.cap() // self._fail_step)
-        alpha = 1.0 - settings.confidence
-        self._alpha_pass = alpha / (2 * PASS_LOOKS)
-        self._alpha_fail = alpha / (2 * fail_looks)
+        self._pass_looks = settings.pass_looks(slo.statistic)
+        self._alpha_pass = settings.pass_alpha()
+        self._alpha_fail = (1.0 - settings.confidence) / (2 * fail_looks)
         self.decided = False
 
     def seen(self, record: RequestRecord) -> bool:
@@ -125,7 +153,7 @@ class ProbeRule:
     def _look(self) -> None:
         complete = self._complete()
         n = len(complete)
-        looks = self.settings.pass_looks()
+        looks = self._pass_looks
         at_pass = self._next_pass < len(looks) and n >= looks[self._next_pass]
         at_fail = n >= self._next_fail
         if not (at_pass or at_fail):

@@ -1,5 +1,6 @@
 """A stored run's cost at the SLO boundary: the basis (flags over `run.json`'s `cost`) and
-the throughput of the verified users, handed to `stats.cost`."""
+the throughput of the verified users, handed to `stats.cost`; and, for the probe run of a
+`capacity --load agents` answer, the cost at its verified agents."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from typing import Any
 from servecap.core.config import SLO
 from servecap.core.cost import CostBasis, CostFields
 from servecap.core.errors import ServecapError
-from servecap.report.cost_views import level_users
+from servecap.report.cost_views import level_users, with_agents
 from servecap.stats.capacity import CapacityPlan
 from servecap.stats.cost import RunCost, run_cost
+from servecap.storage.capacity_answer import answer_for
 from servecap.storage.runs import Run, load_run
 
 
@@ -38,10 +40,14 @@ def verified_tok_s(run: Run, verification: dict[str, Any] | None) -> float | Non
 def boundary_cost(
     run: Run, plan: CapacityPlan, slo: SLO, verified: dict[str, Any], flags: CostFields
 ) -> RunCost | None:
-    """Cost at C_max, at the verified users and at peak throughput (None without a basis)."""
+    """Cost at C_max, at the verified users, at peak throughput and at an agents answer's
+    verified agents (None without a basis)."""
     basis = cost_basis(run, flags)
     if basis is None:
         return None
     users = verified.get("verified_users")
-    return run_cost(basis, run.levels, plan.top, plan.users, users, level_users(slo.think_time_s),
+    cost = run_cost(basis, run.levels, plan.top, plan.users, users, level_users(slo.think_time_s),
                     verified_tok_s(run, verified.get("verification")))
+    answer = answer_for(Path(run.path))
+    return with_agents(cost, basis, answer.agents.agents_max if answer and answer.agents else None,
+                       run.levels)
