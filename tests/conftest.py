@@ -27,7 +27,8 @@ EVERYTHING = (
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every engine test runs `alone` (the README's test command runs those after the
-    parallel bulk: a client that shares the cores reads a real server's timing wrong).
+    parallel bulk: a client that shares the cores reads a real server's timing wrong; the
+    mark's other tests carry it themselves).
     Groups for `--dist loadgroup`: a module stays on one worker (its module-scoped servers
     start once), and the engine tests share one, so that engines never compete for the
     cores and their builds and caches are made once, should they run in parallel."""

@@ -85,7 +85,11 @@ def test_capacity_on_the_simulator_answers_first_and_verifies_users(tmp_path):
     assert first.startswith("**") and "users verified" in first and "C\\_max" in first
 
 
+# alone: under the parallel suite it once ended with every probe measured, the answer
+# complete and exit 5, as if the signal, sent at a probe's end, was lost or never sent (not
+# yet known which: docs/validation/test-commands.md); it has passed in every serial run
 @pytest.mark.slow
+@pytest.mark.alone
 def test_an_interrupt_keeps_the_probes_and_marks_the_answer_incomplete(tmp_path):
     out = tmp_path / "out"
     with simulator("vllm-direct", 10.0, tmp_path / "sim.log") as base_url:
@@ -95,16 +99,12 @@ def test_an_interrupt_keeps_the_probes_and_marks_the_answer_incomplete(tmp_path)
             env={**os.environ, "COLUMNS": "200"},
         )
         assert proc.stderr is not None
-        # interrupt once the second probe's line is out, while the third runs. Under the
-        # parallel suite this loop once never matched `line.startswith("c=4:")`: the search
-        # ran to its end (every probe in the answer, exit 5) before the signal; why the
-        # line did not match is not known, so the match allows a prefix
-        for line in proc.stderr:
-            if "c=2: ok " in line:
+        for line in proc.stderr:  # wait for the third probe's line, then interrupt
+            if line.startswith("c=4:"):
                 break
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=120)
     assert proc.returncode == 130
     answer = json.loads((out / "capacity.json").read_text())
     assert answer["complete"] is False
-    assert [p["concurrency"] for p in answer["probes"]][:2] == [1, 2]
+    assert [p["concurrency"] for p in answer["probes"]][:3] == [1, 2, 4]
