@@ -26,8 +26,8 @@ EVERYTHING = (
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every engine test runs `alone` (the README's test command runs those after the
-    parallel bulk: a client that shares the cores reads a real server's timing wrong; the
+    """Every engine test runs `alone` (the parallel test command runs those after its
+    bulk: a client that shares the cores reads a real server's timing wrong; the
     mark's other tests carry it themselves).
     Groups for `--dist loadgroup`: a module stays on one worker (its module-scoped servers
     start once), and the engine tests share one, so that engines never compete for the

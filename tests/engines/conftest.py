@@ -1,8 +1,8 @@
 """Engine fixtures: build or reuse llama-server, make the tiny model, run each engine.
 
 Engine tests run with SERVECAP_ENGINE_TESTS=1 (CI); otherwise they are skipped, so that the
-README's test command (whose second part is `pytest -m alone`) never starts a multi-minute
-build on a machine that did not ask for one.
+parallel command's second part (`pytest -m alone`, docs/development.md) never starts a
+multi-minute build on a machine that did not ask for one.
 """
 
 from __future__ import annotations
