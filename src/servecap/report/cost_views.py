@@ -69,10 +69,14 @@ def run_costs(model: ReportModel, stat: str) -> dict[str, RunCost]:
                         verified(run.name, stat) or None,
                         level_users(model.options.slo.think_time_s),
                         _verified_tok_s(run, verified(run.name, stat)))
-        answer = answer_for(Path(run.path))
-        agents = answer.agents.agents_max if answer and answer.agents else None
-        out[run.name] = with_agents(cost, basis, agents, run.levels)
+        out[run.name] = with_agents(cost, basis, verified_agents(run.path), run.levels)
     return out
+
+
+def verified_agents(run_path: str | Path) -> int | None:
+    """The verified agents of the `capacity --load agents` answer a run belongs to."""
+    answer = answer_for(Path(run_path))
+    return answer.agents.agents_max if answer is not None and answer.agents else None
 
 
 def with_agents(

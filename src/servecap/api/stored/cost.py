@@ -10,10 +10,9 @@ from typing import Any
 from servecap.core.config import SLO
 from servecap.core.cost import CostBasis, CostFields
 from servecap.core.errors import ServecapError
-from servecap.report.cost_views import level_users, with_agents
+from servecap.report.cost_views import level_users, verified_agents, with_agents
 from servecap.stats.capacity import CapacityPlan
 from servecap.stats.cost import RunCost, run_cost
-from servecap.storage.capacity_answer import answer_for
 from servecap.storage.runs import Run, load_run
 
 
@@ -48,6 +47,4 @@ def boundary_cost(
     users = verified.get("verified_users")
     cost = run_cost(basis, run.levels, plan.top, plan.users, users, level_users(slo.think_time_s),
                     verified_tok_s(run, verified.get("verification")))
-    answer = answer_for(Path(run.path))
-    return with_agents(cost, basis, answer.agents.agents_max if answer and answer.agents else None,
-                       run.levels)
+    return with_agents(cost, basis, verified_agents(run.path), run.levels)
