@@ -56,7 +56,8 @@ def test_the_sentence_names_verified_and_predicted_agents():
         first_miss=5, binding_slo="TTFT", latency_mean_s=1.0, predicted_users=None,
         requests=900, elapsed_s=100.0, probes=[], load="agents",
         agents=AgentFields(agents_max=9, first_miss=10, binding="task time",
-                           predicted_agents=8, agents_per_stream=2.0, task_time_slo_s=60.0,
+                           predicted_agents=8, agents_per_stream=2.0, predicted_streams=4,
+                           predicted_bound="C_max", task_time_slo_s=60.0,
                            task_time_s=55.0, tasks_per_s=0.2, lowest=1, max_agents=256))
     sentence = answer.sentence()
     assert sentence.startswith("m holds 9 agents verified (predicted 8 = C_max 4 x 2.00 "
@@ -65,6 +66,22 @@ def test_the_sentence_names_verified_and_predicted_agents():
     assert "first miss 10 agents on task time" in sentence
     again = CapacityAnswer.model_validate_json(answer.model_dump_json())
     assert again.agents == answer.agents and again.sentence() == sentence
+
+
+def test_the_sentence_says_when_the_task_time_bounds_the_prediction():
+    fields = AgentFields(agents_max=3, first_miss=4, binding="task time", predicted_agents=5,
+                         agents_per_stream=2.5, predicted_streams=2,
+                         predicted_bound="task time", task_time_slo_s=30.0, lowest=1)
+    answer = CapacityAnswer(
+        deployment="m", status="found", slo=SLO(), confidence=0.95, c_max=48, first_miss=49,
+        binding_slo="TTFT", latency_mean_s=1.0, predicted_users=None, requests=900,
+        elapsed_s=100.0, probes=[], load="agents", agents=fields)
+    assert ("holds 3 agents verified (predicted 5 = 2 streams x 2.50 agents/stream, where "
+            "the task time reaches its SLO below C_max 48)") in answer.sentence()
+    unpredicted = answer.model_copy(update={"agents": fields.model_copy(
+        update={"predicted_agents": None, "agents_per_stream": None})})
+    assert "not predicted: the task time would miss its SLO even at 1 stream" in \
+        unpredicted.sentence()
 
 
 # alone: at x40 the client's lag weighs forty times; beside a parallel suite's workers its
@@ -120,6 +137,14 @@ def test_agents_capacity_on_the_simulator_is_predicted_verified_and_reported(tmp
     point = next(p for p in planned["cost"]["points"] if p["at"] == "verified agents")
     assert point["users"] == agents.agents_max
     assert point["cost_per_user_hour"] == pytest.approx(6.0 / agents.agents_max)
+    # `plan` judges each agents level as the search did, given its SLOs on the simulator's
+    # clock (3000 ms and 30 s at x40)
+    plan = subprocess.run([*CLI, "plan", str(answer.probe_run), "--ttft-slo-ms", "75",
+                           "--task-time-slo-s", "0.75", "--format", "json"],
+                          capture_output=True, text=True, timeout=300)
+    [planned] = json.loads(plan.stdout)["runs"]
+    verdicts = {level["agents"]: level["verdict"] for level in planned["agents"]["levels"]}
+    assert verdicts == {p.agents: p.verdict for p in answer.probes if p.agents is not None}
 
 
 @pytest.mark.parametrize("load", ["agents", "rate"])

@@ -1,7 +1,7 @@
 """The agents capacity search as a plan: the concurrency boundary first, then levels of N
-agents doubled and bisected on the task time and per-call TTFT, the verified N and the
-prediction C_max x agents per stream; on a scaled simulator's clock. Pure and seeded: each
-level's numbers come from a model of the server, not from a run."""
+agents doubled and bisected on the task time and per-call TTFT, the verified N; on a scaled
+simulator's clock. Pure and seeded: each level's numbers come from a model of the server,
+not from a run."""
 
 from __future__ import annotations
 
@@ -9,16 +9,13 @@ from collections.abc import Callable
 
 import pytest
 
-from servecap.api.capacity.agents_search import (
-    MIN_WHOLE_TASKS,
-    AgentCapacitySearch,
-    judge_agents,
-)
+from servecap.api.capacity.agents_search import AgentCapacitySearch
 from servecap.api.capacity.probe_rule import ProbeSettings
 from servecap.core.config import SLO
 from servecap.core.level_key import LevelKey
 from servecap.core.summary import LevelSummary
 from servecap.kinds.agents import AgentsLevel, AgentsLoad
+from servecap.kinds.agents_verdict import MIN_WHOLE_TASKS, judge_agents
 from tests.api.test_verify import next_step
 from tests.capacity.records import closed_records
 

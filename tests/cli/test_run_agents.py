@@ -13,7 +13,7 @@ from servecap.api.run.agent_settings import AgentSettings
 from servecap.api.run.load_settings import LoadSettings, load_fields
 from servecap.api.run.workload_options import WorkloadFlags
 from servecap.api.stored.plan import plan_runs
-from servecap.api.stored.report import build_report, write_report
+from servecap.api.stored.report import ReportOptions, build_report, write_report
 from servecap.cli.main import app as cli_app
 from servecap.core.config import SLO
 from servecap.core.errors import SettingError
@@ -120,11 +120,18 @@ def test_a_run_of_agents_on_the_simulator(tmp_path: Path) -> None:
     plan = plan_runs([run], SLO(ttft_ms=10_000, tps=0)).runs[0]
     titles = [table.title for table in plan.kind_tables or []]
     assert titles == ["agents=2: tasks", "agents=2: calls by index"]
-    paths = write_report(build_report([run]), tmp_path / "report")
+    # judged on its tasks: within a 60 s task time it holds its 2 agents, within 1 ms none
+    assert plan.agents is not None and plan.agents.agents_max == 2
+    strict = plan_runs([run], SLO(ttft_ms=10_000, tps=0, task_time_s=0.001)).runs[0].agents
+    assert strict is not None and strict.agents_max is None
+    assert (strict.first_miss, strict.binding) == (2, "task time")
+    paths = write_report(build_report([run], ReportOptions(slo=SLO(task_time_s=0.001))),
+                         tmp_path / "report")
     html, markdown = paths.html.read_text(), paths.markdown.read_text()
     for text in ("agents=2: tasks", "agents=2: calls by index", "task time distribution",
-                 "latency by call index"):
-        assert text in html and text in markdown
+                 "latency by call index", "no agents level meets P90 task time &lt;=",
+                 "first miss 2 agents on task time"):
+        assert text in markdown and text in html
     # the Benchmark Report export: each task is a session of its calls
     ((_name, partial),) = run_partials(run)
     sessions = partial["results"]["session_performance"]["sessions"]

@@ -72,4 +72,7 @@ def test_the_page_searches_agents_and_shows_verified_and_predicted(
     assert any(answer.sentence() in text for text in shown), shown
     labels = [m.label for m in at.metric]
     assert "Agents (verified: a level of N met the SLOs)" in labels
-    assert "Agents (predicted: C_max x agents per stream)" in labels
+    assert "Agents (predicted: streams x agents per stream)" in labels
+    streams = answer.agents.predicted_streams
+    assert streams is not None
+    assert any(f"at {streams} streams (" in c.value for c in at.caption)

@@ -89,3 +89,11 @@ def test_the_page_runs_agents_on_the_simulator(
     level = run.levels[0]
     assert str(level.key) == "agents=2"
     assert (level.kind_block or {}).get("tasks_whole", 0) >= 1
+    # the Results page judges its agents on the sidebar's task time
+    at = at.sidebar.radio(key="page").set_value("Results").run()
+    shown = [re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown]
+    assert any("holds 2 agents verified within P90 task time <= 60 s" in t for t in shown), shown
+    at.sidebar.text_input(key="slo_task").set_value("0.001")
+    at = at.run()
+    shown = [re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown]
+    assert any("no agents level meets P90 task time <= 0.001 s" in t for t in shown), shown

@@ -108,7 +108,7 @@ def out_dir(text: str | PurePath) -> Path:
 # What the SLO flags set, by the model's field names: validation messages name the flag.
 SLO_FLAGS = {
     "ttft_ms": "--ttft-slo-ms", "tps": "--tps-slo", "statistic": "--stat",
-    "think_time_s": "--think-time-s",
+    "think_time_s": "--think-time-s", "task_time_s": "--task-time-slo-s",
 }
 SLO_DEFAULTS = SLO()
 
@@ -124,11 +124,17 @@ TtftSloOption = Annotated[float, typer.Option(help="TTFT objective, ms")]
 TpsSloOption = Annotated[float, typer.Option(help="Per-user TPS objective, tok/s")]
 ThinkTimeOption = Annotated[float, typer.Option(help="User think time, s")]
 StatOption = Annotated[StatChoice, typer.Option(help="p90 (tail) or mean")]
+TaskTimeOption = Annotated[float, typer.Option(
+    "--task-time-slo-s", help="Agents levels: a whole task's time objective (on --stat), s")]
 
 
-def slo_from_flags(ttft_ms: float, tps: float, stat: StatChoice, think_time_s: float) -> SLO:
+def slo_from_flags(
+    ttft_ms: float, tps: float, stat: StatChoice, think_time_s: float,
+    task_time_s: float = SLO_DEFAULTS.task_time_s,
+) -> SLO:
     """The SLO the flags ask for; a bad value is a `UserInputError` naming its flag."""
     try:
-        return SLO(ttft_ms=ttft_ms, tps=tps, statistic=stat.value, think_time_s=think_time_s)
+        return SLO(ttft_ms=ttft_ms, tps=tps, statistic=stat.value, think_time_s=think_time_s,
+                   task_time_s=task_time_s)
     except ValidationError as exc:
         raise user_input_error(exc, SLO_FLAGS) from None

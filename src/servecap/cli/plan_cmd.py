@@ -16,6 +16,7 @@ from servecap.cli.common import (
     SLO_DEFAULTS,
     StatChoice,
     StatOption,
+    TaskTimeOption,
     ThinkTimeOption,
     TpsSloOption,
     TtftSloOption,
@@ -41,6 +42,7 @@ def plan(
     tps_slo: TpsSloOption = SLO_DEFAULTS.tps,
     stat: StatOption = StatChoice(SLO_DEFAULTS.statistic),
     think_time_s: ThinkTimeOption = SLO_DEFAULTS.think_time_s,
+    task_time_slo_s: TaskTimeOption = SLO_DEFAULTS.task_time_s,
     format: Annotated[str, typer.Option(help="table or json")] = "table",
     include_partial: Annotated[
         bool, typer.Option(help="Let levels a stopped run did not finish count for C_max")
@@ -50,10 +52,11 @@ def plan(
     currency: CurrencyOption = None,
 ) -> None:
     """SLO matrix, C_max and users (Little's law) for each run; with GPUs and their price
-    (flags, or stored with the run), the cost at C_max, the verified users and peak."""
+    (flags, or stored with the run), the cost at C_max, the verified users and peak; a run
+    with agents levels adds the agents it holds within --task-time-slo-s."""
     if format not in ("table", "json"):
         raise fail_input(f"invalid --format {format!r}: use table or json")
-    slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
+    slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s, task_time_slo_s)
     cost = cost_fields(gpus, gpu_hour_cost, currency)
     report = plan_runs(load_runs(runs), slo, include_partial, cost)
     if format == "json":

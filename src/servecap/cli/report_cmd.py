@@ -11,6 +11,7 @@ from servecap.cli.common import (
     SLO_DEFAULTS,
     StatChoice,
     StatOption,
+    TaskTimeOption,
     ThinkTimeOption,
     TpsSloOption,
     TtftSloOption,
@@ -41,11 +42,12 @@ PREDICT_HELP = (
 def report_options(
     title: str | None, pairs: list[str], ttft_slo_ms: float, tps_slo: float,
     think_time_s: float, stat: StatChoice, cost: CostFields | None = None,
+    task_time_s: float = SLO_DEFAULTS.task_time_s,
 ) -> ReportOptions:
     """ReportOptions from the flags; bad values raise UserInputError with one message."""
     from servecap.api.stored.report import ReportOptions
 
-    slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s)
+    slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, think_time_s, task_time_s)
     options = ReportOptions(pairs=list(pairs), slo=slo, cost=cost or CostFields())
     if title:
         options.title = title
@@ -65,6 +67,7 @@ def report(
     tps_slo: TpsSloOption = SLO_DEFAULTS.tps,
     think_time_s: ThinkTimeOption = SLO_DEFAULTS.think_time_s,
     stat: StatOption = StatChoice(SLO_DEFAULTS.statistic),
+    task_time_slo_s: TaskTimeOption = SLO_DEFAULTS.task_time_s,
     compare: Annotated[bool, typer.Option(
         "--compare", help="Require the runs to be comparable (same workload)")] = False,
     predict: Annotated[str | None, typer.Option("--predict", help=PREDICT_HELP)] = None,
@@ -75,12 +78,14 @@ def report(
     """Compare runs: report.html, report.md, charts/, tables/ and results.zip in --out.
 
     With GPUs and their price (flags, or stored with each run) the capacity section adds
-    the cost at C_max, at the verified users and at peak throughput."""
+    the cost at C_max, at the verified users and at peak throughput; runs with agents
+    levels open with the agents they hold within --task-time-slo-s."""
     from servecap.api.comparison.report import compared_report, report_runs
     from servecap.api.stored.report import write_report
 
     cost = cost_fields(gpus, gpu_hour_cost, currency)
-    options = report_options(title, pair or [], ttft_slo_ms, tps_slo, think_time_s, stat, cost)
+    options = report_options(title, pair or [], ttft_slo_ms, tps_slo, think_time_s, stat, cost,
+                             task_time_slo_s)
     profile = None
     if predict is not None:
         from servecap.api.predict.predict import predicting_profile

@@ -23,6 +23,7 @@ from servecap.core.level_key import LevelKey, format_value
 from servecap.core.numbers import fmt_number
 from servecap.core.summary import LevelSummary
 from servecap.core.text import printable
+from servecap.kinds.agents_verdict import agents_plan_sentence
 from servecap.report.cost_views import COST_HEADER, basis_text, cost_rows
 from servecap.report.energy_views import ENERGY_HEADER, energy_cells
 
@@ -207,9 +208,11 @@ def headline_lines(report: CapacityReport) -> list[str]:
     held = [
         Held(r.name, r.c_max, r.users, r.latency_mean_s, r.c_max_lower_bound,
              verified=(r.verified_users or 0) if r.verification is not None else None)
-        for r in report.runs
+        for r in report.runs if r.levels  # an agents-only run has no per-call levels
     ]
-    return headline(held, report.slo)
+    agents = [agents_plan_sentence(r.name, r.agents, report.slo)
+              for r in report.runs if r.agents is not None]
+    return (headline(held, report.slo) if held else []) + agents
 
 
 def print_plan(console: Console, report: CapacityReport, headline_last: bool = False) -> None:
@@ -218,7 +221,8 @@ def print_plan(console: Console, report: CapacityReport, headline_last: bool = F
     if not headline_last:
         _print_headline(console, report)
     for run in report.runs:
-        print_table(console, capacity_table(run, report.slo.statistic))
+        if run.levels:
+            print_table(console, capacity_table(run, report.slo.statistic))
         if run.cost is not None:
             print_table(console, TextTable(
                 f"Cost ({basis_text(run.cost)})", COST_HEADER[1:],

@@ -114,17 +114,20 @@ class SLO(BaseModel):
     tps: float = Field(default=15.0, ge=0)
     statistic: Statistic = "p90"
     think_time_s: float = Field(default=45.0, ge=0)
+    # an agents level's whole task (`kinds.agents_verdict`); levels of other kinds ignore it
+    task_time_s: float = Field(default=60.0, gt=0)
 
 
 def on_clock(slo: SLO, time_scale: float | None) -> SLO:
     """`slo` on the clock of a server that runs `time_scale` times faster than real time
-    (a simulator's `--time-scale`): TTFT / S, TPS x S, think time / S, so a level measured on
-    its clock is judged as the real-time server would be."""
+    (a simulator's `--time-scale`): TTFT / S, TPS x S, think and task time / S, so a level
+    measured on its clock is judged as the real-time server would be."""
     if not time_scale or time_scale == 1:
         return slo
     return slo.model_copy(update={
         "ttft_ms": slo.ttft_ms / time_scale, "tps": slo.tps * time_scale,
         "think_time_s": slo.think_time_s / time_scale,
+        "task_time_s": slo.task_time_s / time_scale,
     })
 
 

@@ -45,6 +45,7 @@ from servecap.core.records import RequestRecord
 from servecap.core.summary import LevelSummary
 from servecap.kinds.agent_loop import AgentsLevel
 from servecap.kinds.agents_summary import agent_fields, agent_series, agent_tables
+from servecap.kinds.agents_verdict import AGENTS_PREFIX, judge_level
 from servecap.kinds.base import (
     KindSeries,
     KindTable,
@@ -126,7 +127,12 @@ class AgentsKind(LoadKind):
         return {"kind_block": agent_fields(records, int(key.value))}
 
     def tables(self, level: LevelSummary, slo: SLO) -> list[KindTable]:
-        return agent_tables(str(level.key), level.kind_block or {})
+        verdict = judge_level(level, slo)
+        stat = slo.statistic.upper()
+        text = "pass" if verdict.passed else f"fail ({verdict.reason})"
+        return agent_tables(str(level.key), level.kind_block or {},
+                            f"{text}: {stat} task time <= {slo.task_time_s:g} s, "
+                            f"{stat} TTFT <= {slo.ttft_ms:g} ms")
 
     def series(self, level: LevelSummary) -> list[KindSeries]:
         return agent_series(str(level.key), f"agents-{level.key.value}", level.kind_block or {})
@@ -135,7 +141,7 @@ class AgentsKind(LoadKind):
 KIND = AgentsKind(
     "agents",
     KindText(
-        prefix="agents",
+        prefix=AGENTS_PREFIX,
         unit="",
         quantity="agents",
         axis_title="virtual agents (N)",

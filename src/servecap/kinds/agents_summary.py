@@ -193,9 +193,10 @@ def _cell(value: Any, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def agent_tables(level: str, block: dict[str, Any]) -> list[KindTable]:
-    """The level's tasks and its calls by index, as `plan`, the report and the app show
-    (titled by the level: `plan` lists every level's one after another)."""
+def agent_tables(level: str, block: dict[str, Any], verdict: str) -> list[KindTable]:
+    """The level's tasks (with its `verdict` against the SLOs) and its calls by index, as
+    `plan`, the report and the app show (titled by the level: `plan` lists every level's
+    one after another)."""
     if not block:
         return []
     task = block.get("task") or {}
@@ -204,7 +205,7 @@ def agent_tables(level: str, block: dict[str, Any]) -> list[KindTable]:
         f"{level}: tasks",
         ["tasks", "tasks/s", "law N/(R+Z)", "task time mean (s)", "P50 (s)", "P90 (s)",
          "on server", "on tools", "on sub-agents", "calls/task", "compactions/task",
-         "prompt tok/task", "output tok/task", "agents/stream"],
+         "prompt tok/task", "output tok/task", "agents/stream", "SLOs"],
         [[str(block.get("tasks_whole", 0)), _cell(rate, 3), _cell(law, 3),
           _cell(task.get("time_s_mean"), 2), _cell(task.get("time_s_p50"), 2),
           _cell(task.get("time_s_p90"), 2), _cell(task.get("server_share"), 2),
@@ -213,7 +214,7 @@ def agent_tables(level: str, block: dict[str, Any]) -> list[KindTable]:
           _cell(task.get("compactions_mean"), 2),
           _cell(task.get("prompt_tokens_mean"), 0),
           _cell(task.get("completion_tokens_mean"), 0),
-          _cell(block.get("agents_per_stream"), 1)]],
+          _cell(block.get("agents_per_stream"), 1), verdict]],
         "whole measured tasks; the law's Z is the mean idle between tasks "
         f"({_cell(block.get('idle_mean_s'), 2)} s)",
     )

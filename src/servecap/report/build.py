@@ -22,6 +22,7 @@ from servecap.analysis.slo import SloAnalysis
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import format_value
+from servecap.kinds.agents_verdict import agents_plan_sentence, plan_agents
 from servecap.kinds.registry import DEFAULT_KIND, KINDS, kind_of
 from servecap.report.charts_compare import COMPARE_CHARTS
 from servecap.report.charts_rate import RATE_CHARTS, has_rate_levels
@@ -148,7 +149,7 @@ def build_model(
         + (list(COMPARE_CHARTS) if comparison is not None else [])
         + kind_chart_infos(metas),
         goodput=_goodput(runs, metas, options),
-        capacity=capacity_answers(runs),
+        capacity=capacity_answers(runs) + agents_answers(runs, names, options.slo),
         headline=headlines(analysis.slo, options.slo, verified_users(metas, options.slo)),
         comparison=comparison,
     )
@@ -165,6 +166,13 @@ def capacity_answers(runs: list[Run]) -> list[str]:
         if answer is not None and answer.sentence() not in sentences:
             sentences.append(answer.sentence())
     return sentences
+
+
+def agents_answers(runs: list[Run], names: list[str], slo: SLO) -> list[str]:
+    """The agents each run with agents levels holds under the report's SLOs (a `capacity
+    --load agents` answer already says it at its own SLOs, before these)."""
+    plans = [(name, plan_agents(run.levels, slo)) for run, name in zip(runs, names, strict=True)]
+    return [agents_plan_sentence(name, plan, slo) for name, plan in plans if plan is not None]
 
 
 def headlines(

@@ -2,10 +2,11 @@
 
 An agents answer is a `CapacityAnswer` whose `agents` holds the largest number of concurrent
 agents whose level met the task-time SLO and the per-call TTFT SLO (verified: that level
-ran), the first N that missed above it, and the prediction C_max x agents per stream (the
-concurrency boundary the same run found, times the agents one stream holds at the highest
-passing level). Times are seconds on real time: a simulator at time scale S ran its agents'
-tools and idle S times faster, and was judged on its own clock.
+ran), the first N that missed above it, and the prediction (`stats.agents_prediction`): the
+agents that keep the most streams busy, up to the concurrency boundary the same run found,
+whose task time still meets the task-time SLO. Times are seconds on real time: a simulator
+at time scale S ran its agents' tools and idle S times faster, and was judged on its own
+clock.
 """
 
 from __future__ import annotations
@@ -21,8 +22,12 @@ class AgentFields(BaseModel):
     agents_max: int | None  # verified: the largest N whose level met the SLOs
     first_miss: int | None  # the smallest N above it that missed
     binding: str | None = None  # what the first miss broke ("task time", "TTFT", ...)
-    predicted_agents: int | None = None  # C_max x agents per stream
-    agents_per_stream: float | None = None  # at agents_max
+    # `stats.agents_prediction`: the agents at `predicted_streams` (at most C_max), with
+    # `agents_per_stream` each there, bound by C_max or by the task time
+    predicted_agents: int | None = None
+    agents_per_stream: float | None = None
+    predicted_streams: int | None = None
+    predicted_bound: str | None = None
     task_time_slo_s: float
     task_time_s: float | None = None  # the statistic at agents_max, real time
     tasks_per_s: float | None = None  # at agents_max, real time
@@ -41,10 +46,7 @@ def agents_sentence(answer: AnswerView, agents: AgentFields) -> str:
                 f"even {agents.lowest} agent(s) ({cost}{scale}).")
     if agents.agents_max is None:
         return f"{head}{answer.deployment}: no number of agents was bracketed ({cost})."
-    predicted = (f"predicted {agents.predicted_agents} = C_max {answer.c_max} x "
-                 f"{agents.agents_per_stream:.2f} agents/stream"
-                 if agents.predicted_agents is not None and agents.agents_per_stream
-                 else "not predicted: no concurrency boundary")
+    predicted = _predicted(answer, agents)
     stat = answer.slo.statistic.upper()
     measured = (f", {stat} task time {agents.task_time_s:.1f} s"
                 if agents.task_time_s is not None else "")
@@ -56,6 +58,18 @@ def agents_sentence(answer: AnswerView, agents: AgentFields) -> str:
     return (f"{head}{answer.deployment} holds {agents.agents_max} agents verified "
             f"({predicted}) within {slos}; at {agents.agents_max} agents{measured}{rate}; "
             f"{bracket} ({cost}{scale}).")
+
+
+def _predicted(answer: AnswerView, agents: AgentFields) -> str:
+    if agents.predicted_agents is None or not agents.agents_per_stream:
+        return ("not predicted: the task time would miss its SLO even at 1 stream"
+                if answer.c_max else "not predicted: no concurrency boundary")
+    if agents.predicted_bound == "task time":
+        return (f"predicted {agents.predicted_agents} = {agents.predicted_streams} streams x "
+                f"{agents.agents_per_stream:.2f} agents/stream, where the task time reaches "
+                f"its SLO below C_max {answer.c_max}")
+    return (f"predicted {agents.predicted_agents} = C_max {answer.c_max} x "
+            f"{agents.agents_per_stream:.2f} agents/stream")
 
 
 def _slos(answer: AnswerView, agents: AgentFields) -> str:

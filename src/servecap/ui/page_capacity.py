@@ -199,8 +199,12 @@ def _agents_metrics(answer: CapacityAnswer) -> None:
     assert agents is not None
     c1, c2 = st.columns(2)
     c1.metric("Agents (verified: a level of N met the SLOs)", str(agents.agents_max or "none"))
-    c2.metric("Agents (predicted: C_max x agents per stream)",
+    c2.metric("Agents (predicted: streams x agents per stream)",
               str(agents.predicted_agents or "n/a"))
+    if agents.predicted_streams is not None:
+        bound = ("the task time reaches its SLO there" if agents.predicted_bound == "task time"
+                 else "C_max")
+        c2.caption(f"at {agents.predicted_streams} streams ({bound})")
 
 
 def _live(slo: SLO) -> None:

@@ -11,6 +11,7 @@ from servecap.analysis.headline import Held, headline
 from servecap.api.stored.plan import RunCapacity, plan_runs
 from servecap.api.stored.runs import RunIndex, capacity_sentence, scan_results
 from servecap.core.config import SLO
+from servecap.kinds.agents_verdict import agents_plan_sentence
 from servecap.storage.run_dir import Run
 from servecap.ui.cost_panel import show_run_cost, show_run_energy
 from servecap.ui.export_panel import export_downloads
@@ -73,6 +74,10 @@ def show_capacity(run: Run, slo: SLO) -> None:
                    "SLOs); below, this run judged under the sidebar's SLOs.")
     report = plan_runs([run], slo)
     capacity = report.runs[0]
+    if capacity.agents is not None:
+        st.markdown(f"**{plain(agents_plan_sentence(capacity.name, capacity.agents, slo))}**")
+        st.caption("agents levels judged under the sidebar's SLOs: a level passes when its "
+                   "whole tasks' task time and its calls' TTFT are within them")
     if capacity.c_max is None and capacity.top_level is None and capacity.verification:
         show_verification(capacity)  # a verify run: its levels are users, not streams
         return

@@ -48,7 +48,8 @@ def results_dir() -> Path:
 
 
 def slo_controls() -> SLO:
-    """The seed's sidebar: TTFT SLO, TPS SLO, statistic and think time.
+    """The seed's sidebar: TTFT SLO, TPS SLO, statistic and think time; and the task time
+    agents levels are judged on.
 
     Typed values are checked, not clamped: -5 or an empty box gets a message beside it and
     the last valid value stays in force (a number input would silently put back its limit).
@@ -61,7 +62,8 @@ def slo_controls() -> SLO:
                            index=["p90", "mean"].index(default.statistic),
                            format_func=lambda s: "P90 (tail)" if s == "p90" else "mean")
     think = _number("Think time (s)", "slo_think", default.think_time_s, at_least=0.0)
-    return SLO(ttft_ms=ttft, tps=tps, think_time_s=think,
+    task = _number("Task time SLO (s, agents)", "slo_task", default.task_time_s, above=0.0)
+    return SLO(ttft_ms=ttft, tps=tps, think_time_s=think, task_time_s=task,
                statistic="mean" if statistic == "mean" else "p90")
 
 

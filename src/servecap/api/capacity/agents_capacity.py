@@ -26,6 +26,8 @@ from servecap.api.run.run import Secrets, run_benchmark
 from servecap.api.run.run_config import RunConfig
 from servecap.core.errors import SettingError, bad_setting
 from servecap.kinds.agents import AgentsLoad
+from servecap.kinds.agents_verdict import agent_tasks
+from servecap.stats.agents_prediction import AgentsPrediction, predict_agents
 from servecap.stats.search import SearchStatus
 from servecap.storage.agents_answer import AgentFields
 from servecap.storage.capacity_answer import CapacityAnswer, ProbeRow, Status, write_answer
@@ -93,13 +95,15 @@ def agents_answer(
     base = search_answer(config, options, options.slo(), search.concurrency, watch, started)
     result = search.result()
     best, missed = search.probe(result.lower), search.probe(result.upper)
-    per_stream = best.agents_per_stream() if best is not None else None
-    predicted = (round(base.c_max * per_stream) if base.c_max and per_stream else None)
+    prediction = _prediction(search, base.c_max, best or _lowest(search), options)
     scale = search.time_scale
     agents = AgentFields(
         agents_max=result.lower, first_miss=result.upper,
         binding=missed.verdict.reason if missed is not None else None,
-        predicted_agents=predicted, agents_per_stream=per_stream,
+        predicted_agents=prediction.agents if prediction else None,
+        agents_per_stream=prediction.per_stream if prediction else None,
+        predicted_streams=prediction.streams if prediction else None,
+        predicted_bound=prediction.bound if prediction else None,
         task_time_slo_s=options.task_time_slo_s,
         task_time_s=_times(best.verdict.task_time_s, scale) if best is not None else None,
         tasks_per_s=_rate(best, scale), lowest=min((p.agents for p in search.probes),
@@ -111,6 +115,25 @@ def agents_answer(
         "probes": base.probes + [_row(p) for p in search.probes],
         "elapsed_s": time.monotonic() - started,
     })
+
+
+def _prediction(
+    search: AgentCapacitySearch, c_max: int | None, level: AgentMeasured | None,
+    options: CapacityOptions,
+) -> AgentsPrediction | None:
+    """`stats.agents_prediction` from the concurrency probes' latencies and one agents
+    level (the highest that passed, else the lowest probed), on the server's clock."""
+    tasks = (agent_tasks(level.summary.kind_block or {}, level.agents, options.statistic)
+             if level is not None else None)
+    if not c_max or tasks is None:
+        return None
+    curve = [(p.concurrency, p.summary.latency_mean_s) for p in search.concurrency.probes
+             if p.summary.latency_mean_s]
+    return predict_agents(curve, c_max, tasks, options.task_time_slo_s / search.time_scale)
+
+
+def _lowest(search: AgentCapacitySearch) -> AgentMeasured | None:
+    return min(search.probes, key=lambda p: p.agents, default=None)
 
 
 def _times(value: float | None, scale: float) -> float | None:

@@ -9,11 +9,9 @@ Two phases in one run plan, each probe a level of the run directory:
    (`stats.search.BoundarySearch`). Starting at C_max rather than 1 spares the levels of a
    few agents, which finish too few tasks in a duration to judge a task-time statistic
    (an agent spends most of its time on tools and idle, so C_max agents is a low guess).
-   A level runs for its duration and is judged once it ends (`judge_agents`): the
-   task-time statistic (P90 or mean of whole measured tasks) within the task-time SLO,
-   and the per-call TTFT statistic within the TTFT SLO. These are point values over the
-   level's tasks, not confidence bounds: a task is one sample, and a level holds tens of
-   them, not thousands.
+   A level runs for its duration and is judged once it ends (`kinds.agents_verdict`):
+   the task-time statistic within the task-time SLO and the per-call TTFT statistic
+   within the TTFT SLO, as point values over the level's tasks.
 
 The verified answer is the largest N whose level met both; the prediction, C_max x the
 agents one stream holds at the highest passing level (`agents_per_stream`, Little's law on
@@ -26,7 +24,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from servecap.api.capacity.probe_rule import ProbeSettings
 from servecap.api.capacity.search_plan import CapacitySearch
@@ -34,45 +31,13 @@ from servecap.api.run.plans import Step, Steps
 from servecap.core.config import SLO, on_clock
 from servecap.core.summary import LevelSummary
 from servecap.kinds.agents import AgentsLevel, AgentsLoad
+from servecap.kinds.agents_verdict import AgentVerdict, judge_agents
 from servecap.stats.search import BoundarySearch, SearchResult
 from servecap.workload.think_time import parse_think_time
 
 MAX_AGENT_PROBES = 24
-# A level's task-time statistic rests on at least this many whole tasks (else a miss: an
-# answer must not rest on one lucky task); give a longer duration to judge longer tasks.
-MIN_WHOLE_TASKS = 3
 # The share of the budget the concurrency phase may spend before the agents' probes.
 CONCURRENCY_SHARE = 0.4
-
-
-@dataclass(frozen=True, slots=True)
-class AgentVerdict:
-    """One agents level judged: its task time and per-call TTFT (server clock)."""
-
-    passed: bool
-    reason: str
-    task_time_s: float | None
-    ttft_ms: float | None
-    tasks: int
-
-
-def judge_agents(
-    block: dict[str, Any], ttft_ms: float | None, task_slo_s: float, ttft_slo_ms: float,
-    statistic: str,
-) -> AgentVerdict:
-    """A level's verdict from its agents block and its calls' TTFT statistic: both within
-    their SLOs, on at least `MIN_WHOLE_TASKS` whole tasks."""
-    tasks = int(block.get("tasks_whole") or 0)
-    task_time = (block.get("task") or {}).get(f"time_s_{statistic}")
-    if tasks < MIN_WHOLE_TASKS or task_time is None:
-        return AgentVerdict(False, f"{tasks} whole tasks (fewer than {MIN_WHOLE_TASKS})",
-                            task_time, ttft_ms, tasks)
-    missed = []
-    if task_time > task_slo_s:
-        missed.append("task time")
-    if ttft_ms is None or ttft_ms > ttft_slo_ms:
-        missed.append("TTFT")
-    return AgentVerdict(not missed, " and ".join(missed), task_time, ttft_ms, tasks)
 
 
 @dataclass

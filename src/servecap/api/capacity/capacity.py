@@ -100,7 +100,7 @@ class CapacityOptions(BaseModel):
     def slo(self) -> SLO:
         think = parse_think_time(self.think, "think_time")
         return SLO(ttft_ms=self.ttft_slo_ms, tps=self.tps_slo, statistic=self.statistic,
-                   think_time_s=think.mean_s)
+                   think_time_s=think.mean_s, task_time_s=self.task_time_slo_s)
 
     def search_budget_s(self) -> float:
         """The time the search may take: the rest is the users'."""

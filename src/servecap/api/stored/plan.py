@@ -13,6 +13,7 @@ from servecap.api.stored.cost import boundary_cost
 from servecap.core.config import SLO
 from servecap.core.cost import CostFields
 from servecap.core.level_key import LevelKey
+from servecap.kinds.agents_verdict import AGENTS_PREFIX, AgentsPlan, plan_agents
 from servecap.kinds.base import KindTable
 from servecap.kinds.registry import kind_of
 from servecap.metrics.energy import energy_at
@@ -22,7 +23,8 @@ from servecap.storage.runs import Run, load_runs, run_goodput, status_text
 from servecap.storage.verification import load_verification, verification_for
 
 # Keys only a run of a kind with rates has; a closed run's JSON keeps its documented keys.
-RATE_KEYS = ("rate_max", "top_level", "kind_tables", "prefix_table", "cost", "energy")
+RATE_KEYS = ("rate_max", "top_level", "kind_tables", "prefix_table", "cost", "energy",
+             "agents")
 
 
 class RunCapacity(BaseModel):
@@ -72,6 +74,9 @@ class RunCapacity(BaseModel):
     # `--power-metrics` runs: the energy block at C_max and at peak throughput, each with
     # its level (`metrics.energy`); every level's own is in `levels`
     energy: dict[str, dict[str, Any]] | None = None
+    # a run with agents levels: the agents it holds within the task-time SLO, verified by
+    # its levels, and predicted from its closed levels (`kinds.agents_verdict`)
+    agents: AgentsPlan | None = None
 
     @model_serializer(mode="wrap")
     def _rate_keys_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -88,7 +93,10 @@ class CapacityReport(BaseModel):
 
 
 def plan_run(run: Run, slo: SLO, include_partial: bool = False) -> CapacityPlan:
-    return plan_levels(run.levels, slo, kind_of, include_partial)
+    """The per-call plan of the run's levels; agents levels are judged on their tasks
+    instead (`RunCapacity.agents`), so a capacity run's probes and agents keep apart."""
+    levels = [lv for lv in run.levels if lv.key.prefix != AGENTS_PREFIX]
+    return plan_levels(levels, slo, kind_of, include_partial)
 
 
 def _levels(run: Run, plan: CapacityPlan, slo: SLO) -> list[dict[str, Any]]:
@@ -159,6 +167,7 @@ def run_capacity(
         prefix_table=prefix_table(run.name, run.levels),
         cost=boundary_cost(run, plan, slo, verified, cost or CostFields()),
         energy=energy_at(run.levels, plan.top),
+        agents=plan_agents(run.levels, slo),
         **verified,
     )
 
