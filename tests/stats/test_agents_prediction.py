@@ -18,18 +18,27 @@ def test_c_max_bounds_it_when_the_task_time_still_meets_the_slo_there():
     """At C_max 4 the latency is A's: 4 streams x 16 s / 4 s = 16 agents."""
     prediction = predict_agents(CURVE, 4, TASKS, task_slo_s=30.0)
     assert prediction is not None
-    assert (prediction.agents, prediction.streams, prediction.bound) == (16, 4, "C_max")
+    assert (prediction.agents, prediction.streams, prediction.bound) == (16, 4.0, "C_max")
     assert prediction.per_stream == pytest.approx(4.0)
 
 
 def test_the_task_time_bounds_it_below_c_max():
-    """At 6 streams the latency is 1.5x: T = 10 + 0.5 x 4 = 12 s, its P90 12 x 12/10 = 14.4 s
-    (within 14.5); at 7, 1.75x: T = 13 s, P90 15.6 s (over). So 6 streams x (12 + 6) s /
-    (4 x 1.5) s = 18 agents."""
+    """At c streams (4 <= c <= 8) the latency is 1 + (c - 4) / 4 times A's: T = 10 + 4 (r - 1)
+    and its P90 12 T / 10 <= 14.5 while r <= 1.5208, up to c = 6.08 (on the 0.01 grid):
+    there T = 12.08 s and each stream holds (12.08 + 6) / (4 x 1.52) = 2.974 agents, so
+    6.08 x 2.974 = 18 agents."""
     prediction = predict_agents(CURVE, 8, TASKS, task_slo_s=14.5)
     assert prediction is not None
-    assert (prediction.agents, prediction.streams, prediction.bound) == (18, 6, "task time")
-    assert prediction.per_stream == pytest.approx(3.0)
+    assert (prediction.agents, prediction.bound) == (18, "task time")
+    assert prediction.streams == pytest.approx(6.08)
+    assert prediction.per_stream == pytest.approx(18.08 / 6.08)
+
+
+def test_a_latency_that_falls_with_load_is_read_as_noise():
+    """A dip at 4 streams would let the task time meet the SLO further up; the curve is
+    made non-decreasing first, so the dip changes nothing."""
+    dipped = [(1, 1.0), (2, 1.0), (3, 1.0), (4, 0.5), (8, 2.0)]
+    assert predict_agents(dipped, 8, TASKS, 14.5) == predict_agents(CURVE, 8, TASKS, 14.5)
 
 
 def test_none_when_even_one_stream_misses_the_task_time_slo():

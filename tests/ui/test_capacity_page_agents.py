@@ -75,4 +75,4 @@ def test_the_page_searches_agents_and_shows_verified_and_predicted(
     assert "Agents (predicted: streams x agents per stream)" in labels
     streams = answer.agents.predicted_streams
     assert streams is not None
-    assert any(f"at {streams} streams (" in c.value for c in at.caption)
+    assert any(f"at {streams:g} streams (" in c.value for c in at.caption)

@@ -96,7 +96,7 @@ class AgentsPlan(BaseModel):
     task_time_s: float | None  # the statistic at agents_max
     # from the run's closed levels (`stats.agents_prediction`), when it has them
     predicted_agents: int | None = None
-    predicted_streams: int | None = None
+    predicted_streams: float | None = None  # a mean: not only whole streams
     predicted_bound: str | None = None
     agents_per_stream: float | None = None
     c_max: int | None = None  # of the run's closed levels, the prediction's bound
@@ -162,7 +162,7 @@ def agents_plan_sentence(name: str, plan: AgentsPlan, slo: SLO) -> str:
     if plan.predicted_agents is not None:
         bound = ("C_max" if plan.predicted_bound == "C_max"
                  else f"the task time, below C_max {plan.c_max}")
-        predicted = (f" (predicted {plan.predicted_agents} at {plan.predicted_streams} "
+        predicted = (f" (predicted {plan.predicted_agents} at {plan.predicted_streams:g} "
                      f"streams, bound by {bound})")
     if plan.agents_max is None:
         return f"{name}: no agents level meets {slos}{miss}."

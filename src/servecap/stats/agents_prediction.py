@@ -11,8 +11,9 @@ concurrency probes' mean latency curve L(c):
     T(c) = T_A + (r(c) - 1) S_A          the task time at c; the statistic T_A* T(c) / T_A
     N(c) = c (T(c) + I) / (K_A r(c))     the agents that keep c streams busy
 
-The prediction is N(c) at the largest c <= C_max whose task-time statistic meets the SLO:
-bound by C_max when the task time still meets it there, else by the task time. Assumed: the
+The prediction is N(c) at the largest c <= C_max (a mean, so not only whole streams) up to
+which the task-time statistic meets the SLO: bound by C_max when the task time still meets
+it there, else by the task time. Assumed: the
 agents' calls slow with concurrency as the probes' requests do (their contexts differ), the
 task time's distribution keeps its shape, and tools take the same time at any load.
 """
@@ -40,33 +41,39 @@ class AgentTasks:
 
 @dataclass(frozen=True, slots=True)
 class AgentsPrediction:
-    """N agents predicted, at `streams` in flight, with `per_stream` agents each."""
+    """N agents predicted, at `streams` in flight (a mean), with `per_stream` agents each."""
 
     agents: int
-    streams: int
+    streams: float
     per_stream: float
     bound: Literal["C_max", "task time"]
+
+
+# Streams in flight are a mean, so the task time's crossing is found on a fine grid of c.
+STREAMS_STEP = 0.01
 
 
 def predict_agents(
     curve: Sequence[tuple[int, float]], c_max: int, tasks: AgentTasks, task_slo_s: float,
 ) -> AgentsPrediction | None:
     """The prediction (see the module) from the probes' (concurrency, mean latency) `curve`;
-    None when the task time would miss its SLO even at one stream, or nothing to scale by."""
+    None when the task time would miss its SLO even at one stream, or nothing to scale by.
+    The curve is made non-decreasing first: a latency that falls as load grows is noise."""
     points = sorted((c, latency) for c, latency in curve if latency > 0)
     cycle_s = tasks.time_mean_s + tasks.idle_s
     if not points or c_max < 1 or tasks.calls_server_s <= 0 or tasks.time_mean_s <= 0:
         return None
-    levels, latencies = zip(*points, strict=True)
+    levels = np.array([c for c, _ in points], dtype=float)
+    latencies = np.maximum.accumulate([latency for _, latency in points])
     streams_a = tasks.agents * tasks.calls_server_s / cycle_s
-    latency_a = float(np.interp(streams_a, levels, latencies))
-    best: AgentsPrediction | None = None
-    for streams in range(1, c_max + 1):
-        ratio = float(np.interp(streams, levels, latencies)) / latency_a
-        time_s = tasks.time_mean_s + (ratio - 1.0) * tasks.server_s
-        if tasks.time_stat_s * time_s / tasks.time_mean_s > task_slo_s:
-            break
-        per_stream = (time_s + tasks.idle_s) / (tasks.calls_server_s * ratio)
-        bound: Literal["C_max", "task time"] = "C_max" if streams == c_max else "task time"
-        best = AgentsPrediction(round(streams * per_stream), streams, per_stream, bound)
-    return best
+    streams = np.arange(1.0, c_max + STREAMS_STEP / 2, STREAMS_STEP)
+    ratio = np.interp(streams, levels, latencies) / np.interp(streams_a, levels, latencies)
+    time_s = tasks.time_mean_s + (ratio - 1.0) * tasks.server_s
+    missed = np.flatnonzero(tasks.time_stat_s * time_s / tasks.time_mean_s > task_slo_s)
+    last = int(missed[0]) - 1 if missed.size else len(streams) - 1
+    if last < 0:
+        return None
+    per_stream = float((time_s[last] + tasks.idle_s) / (tasks.calls_server_s * ratio[last]))
+    at = float(streams[last])
+    bound: Literal["C_max", "task time"] = "task time" if missed.size else "C_max"
+    return AgentsPrediction(round(at * per_stream), round(at, 2), per_stream, bound)

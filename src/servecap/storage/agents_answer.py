@@ -26,7 +26,7 @@ class AgentFields(BaseModel):
     # `agents_per_stream` each there, bound by C_max or by the task time
     predicted_agents: int | None = None
     agents_per_stream: float | None = None
-    predicted_streams: int | None = None
+    predicted_streams: float | None = None  # a mean: not only whole streams
     predicted_bound: str | None = None
     task_time_slo_s: float
     task_time_s: float | None = None  # the statistic at agents_max, real time
@@ -65,7 +65,7 @@ def _predicted(answer: AnswerView, agents: AgentFields) -> str:
         return ("not predicted: the task time would miss its SLO even at 1 stream"
                 if answer.c_max else "not predicted: no concurrency boundary")
     if agents.predicted_bound == "task time":
-        return (f"predicted {agents.predicted_agents} = {agents.predicted_streams} streams x "
+        return (f"predicted {agents.predicted_agents} = {agents.predicted_streams:g} streams x "
                 f"{agents.agents_per_stream:.2f} agents/stream, where the task time reaches "
                 f"its SLO below C_max {answer.c_max}")
     return (f"predicted {agents.predicted_agents} = C_max {answer.c_max} x "

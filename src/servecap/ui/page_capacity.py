@@ -204,7 +204,7 @@ def _agents_metrics(answer: CapacityAnswer) -> None:
     if agents.predicted_streams is not None:
         bound = ("the task time reaches its SLO there" if agents.predicted_bound == "task time"
                  else "C_max")
-        c2.caption(f"at {agents.predicted_streams} streams ({bound})")
+        c2.caption(f"at {agents.predicted_streams:g} streams ({bound})")
 
 
 def _live(slo: SLO) -> None:
