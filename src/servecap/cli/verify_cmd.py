@@ -9,6 +9,8 @@ import typer
 from rich.console import Console
 
 from servecap.api.predict.verify import VerifyOptions, summary_line, verify
+from servecap.api.predict.verify_agents import AgentsVerifyOptions
+from servecap.cli import run_flags_agents as af
 from servecap.cli.common import (
     SLO_DEFAULTS,
     StatChoice,
@@ -16,10 +18,17 @@ from servecap.cli.common import (
     TpsSloOption,
     TtftSloOption,
     fail_input,
+    slo_from_flags,
     user_errors,
 )
 from servecap.cli.run_cmd import RichProgress
 from servecap.cli.run_flags_sessions import DEFAULTS as SESSIONS
+from servecap.cli.verify_agents import (
+    MaxAgentsOption,
+    TaskTimeAgentsOption,
+    check_load,
+    run_agents,
+)
 from servecap.stats.search import DEFAULT_BUDGET, DEFAULT_TOLERANCE
 
 
@@ -50,8 +59,22 @@ def verify_cmd(
     out: Annotated[
         Path | None, typer.Option(help="Results directory (default: beside RUN)")
     ] = None,
+    load: Annotated[str, typer.Option(
+        help="users (virtual users in conversations) or agents (concurrent agents within "
+        "--task-time-slo-s)")] = "users",
+    task_time_slo_s: TaskTimeAgentsOption = None,
+    max_agents: MaxAgentsOption = None,
+    agent_depth: af.AgentDepthOption = af.AGENT_DEFAULTS.depth,
+    tool_latency: af.ToolLatencyOption = af.AGENT_DEFAULTS.tool_latency,
+    tool_result_tokens: af.ToolResultTokensOption = af.AGENT_DEFAULTS.tool_result_tokens,
+    tools: af.ToolsOption = None,
+    context_budget: af.ContextBudgetOption = None,
+    fan_out: af.FanOutOption = None,
 ) -> None:
-    """Predict users from a sweep (Little's law), run them, and report predicted vs verified."""
+    """Predict users from a sweep (Little's law), run them, and report predicted vs verified.
+
+    With --load agents: predict the concurrent agents within --task-time-slo-s from the
+    sweep's C_max and a first level of C_max agents, run them, and search on a miss."""
     if not 0 < tolerance < 1:
         raise fail_input(f"invalid --tolerance {tolerance:g}: use a fraction between 0 and 1")
     if budget < 1:
@@ -61,6 +84,18 @@ def verify_cmd(
                          "misses), not both")
     if duration <= 0 or (ramp_s is not None and ramp_s < 0):
         raise fail_input("--duration must be positive and --ramp-s non-negative")
+    shape = af.agent_settings("1", agent_depth, tool_latency, tool_result_tokens, tools,
+                              context_budget, fan_out)
+    given = {"task_time_slo_s": task_time_slo_s, "max_agents": max_agents}
+    if check_load(load, shape, given, turns) == "agents":
+        slo = slo_from_flags(ttft_slo_ms, tps_slo, stat, 0.0,
+                             task_time_slo_s or SLO_DEFAULTS.task_time_s)
+        agents_options = AgentsVerifyOptions(
+            slo=slo, search=search, tolerance=tolerance, budget=budget,
+            out_dir=str(out) if out else None, **({"max_agents": max_agents} if max_agents
+                                                  else {}))
+        run_agents(run, shape, think_time, ramp_s, duration, agents_options)
+        return
     options = VerifyOptions(
         statistic=stat.value, ttft_slo_ms=ttft_slo_ms, tps_slo=tps_slo, think=think_time,
         turns=turns, ramp_s=ramp_s, duration_s=duration, search=search,

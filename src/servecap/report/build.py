@@ -22,7 +22,7 @@ from servecap.analysis.slo import SloAnalysis
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.level_key import format_value
-from servecap.kinds.agents_verdict import agents_plan_sentence, plan_agents
+from servecap.kinds.agents_verdict import agents_plan_sentence
 from servecap.kinds.registry import DEFAULT_KIND, KINDS, kind_of
 from servecap.report.charts_compare import COMPARE_CHARTS
 from servecap.report.charts_rate import RATE_CHARTS, has_rate_levels
@@ -34,6 +34,7 @@ from servecap.report.model import ReportModel, ReportOptions, RunMeta
 from servecap.report.simulated import simulated_label
 from servecap.report.timeline import build_timeline
 from servecap.report.verified import verified_users
+from servecap.storage.agents_verification import agents_plan_of
 from servecap.storage.capacity_answer import answer_for
 from servecap.storage.capacity_targets import targets_answer_for
 from servecap.storage.formats.br_out import BR_DIR
@@ -171,7 +172,7 @@ def capacity_answers(runs: list[Run]) -> list[str]:
 def agents_answers(runs: list[Run], names: list[str], slo: SLO) -> list[str]:
     """The agents each run with agents levels holds under the report's SLOs (a `capacity
     --load agents` answer already says it at its own SLOs, before these)."""
-    plans = [(name, plan_agents(run.levels, slo)) for run, name in zip(runs, names, strict=True)]
+    plans = [(name, agents_plan_of(run, slo)) for run, name in zip(runs, names, strict=True)]
     return [agents_plan_sentence(name, plan, slo) for name, plan in plans if plan is not None]
 
 

@@ -16,11 +16,16 @@ import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
+from pydantic import BaseModel
+
+from servecap.core import json_input
 from servecap.core.bounded_read import read_bounded
 from servecap.core.errors import DataFormatError
 from servecap.core.text import clean_text
+
+M = TypeVar("M", bound=BaseModel)
 
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -99,6 +104,21 @@ def write_atomic(path: Path, data: str | bytes) -> Path:
     with atomic_file(path) as handle:
         handle.write(data.encode("utf-8") if isinstance(data, str) else data)
     return path
+
+
+def write_model(path: Path, model: BaseModel) -> Path:
+    """A model as indented JSON, atomically (an outcome file beside a run)."""
+    return write_atomic(path, model.model_dump_json(indent=2) + "\n")
+
+
+def read_model(path: Path, model: type[M]) -> M | None:
+    """A model `write_model` wrote, None when the file is absent or does not read as one."""
+    if not path.is_file():
+        return None
+    try:
+        return model.model_validate(json_input.loads(path.read_text()))
+    except (ValueError, OSError):
+        return None
 
 
 def open_append(path: Path, buffered: bool = True) -> IO[bytes]:

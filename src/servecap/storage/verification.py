@@ -15,9 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from servecap.core import json_input
 from servecap.core.config import SLO
-from servecap.storage.safe_files import write_atomic
+from servecap.storage.safe_files import read_model, write_model
 
 VERIFICATION_FILE = "verification.json"
 
@@ -54,18 +53,12 @@ class Verification(BaseModel):
 
 
 def write_verification(run_dir: Path, result: Verification) -> None:
-    write_atomic(run_dir / VERIFICATION_FILE, result.model_dump_json(indent=2) + "\n")
+    write_model(run_dir / VERIFICATION_FILE, result)
 
 
 def load_verification(run_dir: Path) -> Verification | None:
     """A verify run's outcome, None for any other run (or an unreadable file)."""
-    path = run_dir / VERIFICATION_FILE
-    if not path.is_file():
-        return None
-    try:
-        return Verification.model_validate(json_input.loads(path.read_text()))
-    except (ValueError, OSError):
-        return None
+    return read_model(run_dir / VERIFICATION_FILE, Verification)
 
 
 

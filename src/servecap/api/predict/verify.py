@@ -27,6 +27,7 @@ from servecap.api.run.run_config import RunConfig
 from servecap.core.config import SLO
 from servecap.core.errors import SettingError, UserInputError
 from servecap.core.summary import LevelSummary
+from servecap.kinds.base import LoadPlan
 from servecap.kinds.registry import kind_of
 from servecap.kinds.sessions import SessionsLevel, SessionsLoad
 from servecap.stats.capacity import plan_levels
@@ -149,12 +150,14 @@ class UsersPlan:
             users = self.search.next_probe()
 
 
-def _config(run: Run, load: SessionsLoad, out_dir: str) -> RunConfig:
+def verify_config(run: Run, load: LoadPlan, out_dir: str, what: str = "multi-turn") -> RunConfig:
+    """The sweep's request shape and server with `load` as the plan (users or agents, which
+    both send `what` chat)."""
     stored = dict(run.info.config)
     stored.pop("load", None)
-    stored.pop("find_cmax", None)  # the users levels are verify's own plan
+    stored.pop("find_cmax", None)  # the levels are verify's own plan
     if stored.get("endpoint") not in (None, "chat"):
-        raise SettingError(f"{run.path}: verify sends multi-turn chat; the sweep used "
+        raise SettingError(f"{run.path}: verify sends {what} chat; the sweep used "
                            f"{{endpoint}} {stored.get('endpoint')}", "endpoint")
     stored.update(name=f"{run.info.name}-verify", out_dir=out_dir, warmup=0, load=load)
     return RunConfig.model_validate(stored)
@@ -196,7 +199,7 @@ def verify_users(
     ramp = options.ramp_s if options.ramp_s is not None else warmup_s(latency)
     load = SessionsLoad(users=[predicted], think=str(think), turns=str(turns), ramp_s=ramp,
                         duration_s=options.duration_s, seed=int(run.info.config.get("seed", 0)))
-    config = _config(run, load, options.out_dir or str(run.path.parent))
+    config = verify_config(run, load, options.out_dir or str(run.path.parent))
     searching = options.search or options.search_on_miss
     search = users_search(predicted, tolerance=options.tolerance, budget=options.budget,
                           factor=options.factor, maximum=predicted * 4) if searching else None

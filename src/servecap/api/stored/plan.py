@@ -13,12 +13,13 @@ from servecap.api.stored.cost import boundary_cost
 from servecap.core.config import SLO
 from servecap.core.cost import CostFields
 from servecap.core.level_key import LevelKey
-from servecap.kinds.agents_verdict import AGENTS_PREFIX, AgentsPlan, plan_agents
+from servecap.kinds.agents_verdict import AGENTS_PREFIX, AgentsPlan
 from servecap.kinds.base import KindTable
 from servecap.kinds.registry import kind_of
 from servecap.metrics.energy import energy_at
 from servecap.stats.capacity import CapacityPlan, plan_levels
 from servecap.stats.cost import RunCost
+from servecap.storage.agents_verification import agents_plan_of
 from servecap.storage.runs import Run, load_runs, run_goodput, status_text
 from servecap.storage.verification import load_verification, verification_for
 
@@ -167,7 +168,7 @@ def run_capacity(
         prefix_table=prefix_table(run.name, run.levels),
         cost=boundary_cost(run, plan, slo, verified, cost or CostFields()),
         energy=energy_at(run.levels, plan.top),
-        agents=plan_agents(run.levels, slo),
+        agents=agents_plan_of(run, slo),
         **verified,
     )
 
