@@ -181,6 +181,41 @@ def test_results_page_starts_a_verify_run(app_factory: Any, sim: Any, tmp_path: 
 
 
 @pytest.mark.slow
+def test_results_page_starts_an_agents_verify_run(app_factory: Any, sim: Any,
+                                                  tmp_path: Path) -> None:
+    """The agents form: C_max agents first, then the predicted N, judged on the sidebar's
+    task time; the verify run's own Results page says the agents it holds, both counts."""
+    import json
+
+    from servecap.ui.shared import run_manager
+    from tests.ui.conftest import make_run, wait_for
+
+    make_run(sim, tmp_path, "base", [1, 2])
+    at = app_factory(tmp_path)
+    at = at.sidebar.radio(key="page").set_value("Results").run()
+    at = at.sidebar.text_input(key="slo_task").set_value("5").run()
+    at.text_input(key="va_depth").set_value("1")
+    at.text_input(key="va_tool_latency").set_value("exp:0.02")
+    at.text_input(key="va_idle").set_value("exp:0.1")
+    at.number_input(key="va_duration").set_value(2.0)
+    at = at.button(key="start_verify_agents").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    job = run_manager().current
+    assert job is not None and job.request["kind"] == "verify_agents"
+    assert job.request["options"]["slo"]["task_time_s"] == 5.0
+    wait_for(lambda: not job.active, timeout=90)
+    assert job.state == "done", job.error
+    (verify_dir,) = [p for p in tmp_path.iterdir() if p.name.startswith("base-verify-")]
+    result = json.loads((verify_dir / "agents_verification.json").read_text())
+    assert result["calibration"] == result["c_max"] == 2 and result["predicted_agents"]
+    at = at.run()  # the page's list of runs now holds the verify run
+    at = at.selectbox(key="results_run").set_value(verify_dir.name).run()
+    shown = [m.value.replace("\\", "") for m in at.markdown]
+    assert any(f"agents verified (predicted {result['predicted_agents']} at" in t
+               for t in shown), shown
+
+
+@pytest.mark.slow
 def test_results_page_predicts_beside_the_run(app_factory: Any, two_runs: Path,
                                               tmp_path: Path) -> None:  # fmt: skip
     """A profile picked on the Results page predicts the run's own levels at its lengths

@@ -25,6 +25,7 @@ from servecap.ui.report_view import (
 )
 from servecap.ui.tables import level_rows, run_label, verdict_rows
 from servecap.ui.text import plain
+from servecap.ui.verify_agents_panel import verify_agents_form
 from servecap.ui.verify_panel import (
     show_verification,
     verified_caption,
@@ -117,6 +118,7 @@ def show_capacity(run: Run, slo: SLO) -> None:
     st.dataframe(verdict_rows(capacity, slo.statistic), hide_index=True)
     if capacity.c_max is not None:
         verify_form(run, slo)
+        verify_agents_form(run, slo)
 
 
 def show_kind_tables(capacity: RunCapacity) -> None:

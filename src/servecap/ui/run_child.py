@@ -12,9 +12,10 @@ reports progress as one JSON object a line on stdout:
     {"event": "end", "run_dir": ...}                       (the run ended, complete or not)
     {"event": "error", "message": ..., "user_error": true}   (bad input: nothing started)
 
-The job arrives on stdin as one JSON object, `{"kind": "run"|"verify"|"capacity",
-"config": ..., "run": ..., "options": ..., "api_key": ..., "headers": {...}}`: secrets travel
-on the pipe, never in argv or the environment of other processes. SIGTERM or SIGINT stops
+The job arrives on stdin as one JSON object, `{"kind": "run"|"verify"|"verify_agents"|
+"capacity", "config": ..., "run": ..., "task": ..., "options": ..., "api_key": ...,
+"headers": {...}}`: secrets travel on the pipe, never in argv or the environment of other
+processes. SIGTERM or SIGINT stops
 scheduling and the run ends marked incomplete (`end` with `"stopped": true`), as with Ctrl-C on
 `servecap run`; the child also stops so when its parent (the app) goes away.
 """
@@ -92,6 +93,13 @@ def _run(job: dict[str, Any], progress: JsonProgress) -> None:
 
         verify(Path(job["run"]), VerifyOptions.model_validate(job["options"]), secrets,
                progress)
+        return
+    if job.get("kind") == "verify_agents":
+        from servecap.api.predict.verify_agents import AgentsVerifyOptions, verify_agents
+        from servecap.kinds.agents import AgentsLoad
+
+        verify_agents(Path(job["run"]), AgentsLoad.model_validate(job["task"]),
+                      AgentsVerifyOptions.model_validate(job["options"]), secrets, progress)
         return
     if job.get("kind") == "capacity" and job.get("targets"):
         _capacity_targets(job, secrets, progress)

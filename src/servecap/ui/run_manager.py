@@ -234,6 +234,17 @@ class RunManager:
         request = {"kind": "verify", "run": str(run_dir), "options": options}
         return self._start(request, None, secrets, wait_s)
 
+    def start_verify_agents(
+        self, run_dir: Path, task: dict[str, Any], options: dict[str, Any], secrets: Secrets,
+        wait_s: float = PREFLIGHT_WAIT_S,
+    ) -> RunJob:
+        """Start `servecap verify --load agents` on a saved sweep (`task`: a
+        `kinds.agents.AgentsLoad`, `options`: `api.predict.verify_agents.AgentsVerifyOptions`,
+        both as JSON); bad input fails here as for `start`."""
+        request = {"kind": "verify_agents", "run": str(run_dir), "task": task,
+                   "options": options}
+        return self._start(request, None, secrets, wait_s)
+
     def start_capacity(
         self, config: RunConfig, options: dict[str, Any], secrets: Secrets,
         wait_s: float = PREFLIGHT_WAIT_S, targets: list[str] | None = None,
