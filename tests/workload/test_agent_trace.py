@@ -1,6 +1,7 @@
 """Agentic traces (`workload.agent_trace`): a generated JSONL file of recorded tasks parses
-to each task's tool latencies and result sizes; a bad file names the setting and the line;
-and a run of agents on the simulator replays the shapes, task by task."""
+to each task's tool latencies, result sizes, first prompt and answer lengths; a bad file
+names the setting and the line; and a run of agents on the simulator replays them, task by
+task."""
 
 from __future__ import annotations
 
@@ -15,13 +16,21 @@ from servecap.cli.main import app as cli_app
 from servecap.core.errors import SettingError
 from servecap.sim import builtin_profile, start_server_in_thread
 from servecap.storage.run_dir import REQUESTS_FILE, iter_records
-from servecap.workload.agent_trace import parse_agent_trace, tasks_of_json, trace_json
+from servecap.workload.agent_trace import (
+    TraceTask,
+    parse_agent_trace,
+    tasks_of_json,
+    trace_json,
+)
 from servecap.workload.agents import AgentDraws
 
+PREFIX, PROMPT = 20, 480  # the first call: a system prompt it reuses and its own text
 
-def generated_trace(seed: int, tasks: int) -> tuple[str, list[tuple[list[float], list[int]]]]:
-    """A trace of `tasks` tasks of random depth, its lines shuffled within the file (a
-    task's calls need not be adjacent), and the shapes it should parse to."""
+
+def generated_trace(seed: int, tasks: int) -> tuple[str, list[TraceTask]]:
+    """A trace of `tasks` tasks of random depth (answers of 0 to 50 tokens: 0 leaves the
+    length to the run), its lines shuffled within the file (a task's calls need not be
+    adjacent), and the shapes it should parse to."""
     rng = random.Random(seed)
     lines, expected = [], []
     for task in range(tasks):
@@ -30,16 +39,17 @@ def generated_trace(seed: int, tasks: int) -> tuple[str, list[tuple[list[float],
         results = [rng.randint(1, 300) for _ in range(depth)]
         latencies_ms = [[rng.randint(0, 900) for _ in range(rng.randint(1, 2))]
                         for _ in range(depth)]
-        prefix = 0
+        prefix = PREFIX
         for call in range(depth + 1):
-            appended = 500 if call == 0 else outputs[call - 1] + results[call - 1]
+            appended = PROMPT if call == 0 else outputs[call - 1] + results[call - 1]
             tools = ([{"name": "grep", "tool_wall_latency_ms": ms}
                       for ms in latencies_ms[call]] if call < depth else [])
             lines.append({"task_id": f"t{task}", "call_index": call, "prefix_tokens": prefix,
                           "newly_append_tokens": appended, "output_tokens": outputs[call],
                           "tools": tools})
             prefix += appended + outputs[call]
-        expected.append(([sum(ms) / 1000 for ms in latencies_ms], results))
+        expected.append(TraceTask(tuple(sum(ms) / 1000 for ms in latencies_ms),
+                                  tuple(results), PREFIX + PROMPT, tuple(outputs)))
     first = lines[0]
     rest = lines[1:]
     rng.shuffle(rest)
@@ -51,7 +61,7 @@ def generated_trace(seed: int, tasks: int) -> tuple[str, list[tuple[list[float],
 def test_a_generated_trace_parses_to_its_tasks_shapes() -> None:
     text, expected = generated_trace(seed=5, tasks=12)
     tasks = parse_agent_trace(text, "trace.jsonl")
-    assert [(list(lat), list(sizes)) for lat, sizes in tasks] == expected
+    assert list(tasks) == expected
     assert tasks_of_json(trace_json(tasks)) == tasks
 
 
@@ -60,16 +70,20 @@ def test_calls_out_of_order_within_a_task_are_ordered_by_call_index() -> None:
             {"task_id": 1, "call_index": 0, "newly_append_tokens": 10, "output_tokens": 30,
              "tools": [{"tool_wall_latency_ms": 250}]}]
     text = "\n".join(map(json.dumps, rows))
-    assert parse_agent_trace(text, "t") == (((0.25,), (60,)),)  # 90 appended - 30 output
+    # 90 appended - 30 output; the first prompt is call 0's 10 tokens
+    assert parse_agent_trace(text, "t") == (TraceTask((0.25,), (60,), 10, (30, 5)),)
 
 
 def test_agent_task_t_replays_trace_task_a_plus_t_n_mod_t() -> None:
-    trace = (((0.1,), (10,)), ((0.2, 0.3), (20, 30)), ((), ()))
+    trace = (TraceTask((0.1,), (10,)), TraceTask((0.2, 0.3), (20, 30), 64, (0, 7, 9)),
+             TraceTask((), ()))
     draws = AgentDraws.parse("5", "exp:1", "100", "exp:1", seed=1)
     draws = type(draws)(**{**{f: getattr(draws, f) for f in draws.__slots__},
                            "trace": trace, "agents": 2})
     assert draws.task(0, 0).tool_latency_s == (0.1,)
     assert draws.task(1, 0).tool_result_tokens == (20, 30)
+    assert draws.task(1, 0).prompt_tokens == 64
+    assert [draws.task(1, 0).max_tokens(call, 4) for call in (1, 2, 3)] == [4, 7, 9]
     assert draws.task(0, 1).depth == 0  # (0 + 1 x 2) mod 3 = 2: a single answer
     assert draws.task(1, 1).depth == 1  # (1 + 2) mod 3 = 0
 
@@ -123,7 +137,13 @@ def test_a_run_of_agents_replays_the_trace_task_by_task(tmp_path: Path) -> None:
     assert {r.user for r in records} == {0, 1}
     for record in records:
         assert record.user is not None and record.conversation is not None
-        latencies, _ = expected[(record.user + record.conversation * 2) % 3]
-        assert record.depth == len(latencies)
-        if record.turn is not None and record.turn <= len(latencies):
-            assert record.tool_wait_s == pytest.approx(latencies[record.turn - 1])
+        shape = expected[(record.user + record.conversation * 2) % 3]
+        assert record.depth == len(shape.latencies)
+        assert record.turn is not None
+        if record.turn <= len(shape.latencies):
+            assert record.tool_wait_s == pytest.approx(shape.latencies[record.turn - 1])
+        # the recorded answer length (0: the run's 4) and the recorded first prompt
+        assert record.max_tokens_sent == (shape.output_tokens[record.turn - 1] or 4)
+        assert record.output_tokens == record.max_tokens_sent  # the simulator answers in full
+        if record.turn == 1:
+            assert record.prompt_tokens == PREFIX + PROMPT

@@ -103,10 +103,13 @@ class Agent:
     def _chain_of(self, task: int, draw: TaskDraw, sub_agent: int | None = None) -> Chain:
         index = AGENTS_FIRST_REQUEST + self.level.agents * LEVEL_STRETCH
         first = self.source.request(index + self.agent + task * self.level.agents)
+        key = (self.level.seed, self.agent, task, *(() if sub_agent is None else (sub_agent,)))
+        if draw.prompt_tokens:  # a replayed task's recorded prompt
+            context = TaskContext.of_length(draw.prompt_tokens, key)
+            return Chain(task, draw, first.max_tokens, draw.prompt_tokens, context, sub_agent)
         if sub_agent is None:
-            context = TaskContext(first.text, (self.level.seed, self.agent, task))
+            context = TaskContext(first.text, key)
         else:  # a prompt of its own, as long as the task's
-            key = (self.level.seed, self.agent, task, sub_agent)
             context = TaskContext.of_length(first.input_tokens, key)
         return Chain(task, draw, first.max_tokens, first.input_tokens, context, sub_agent)
 
@@ -180,7 +183,8 @@ class Agent:
         log = ToolCallLog()
         history = chain.context.messages()
         request = Request(
-            _text(history), chain.max_tokens, chain.built, history=history, answer=answer,
+            _text(history), chain.draw.max_tokens(call, chain.max_tokens), chain.built,
+            history=history, answer=answer,
             tools=self.tools, tool_choice="none" if final else "auto", tool_log=log,
         )
         after: dict[str, object] = {}

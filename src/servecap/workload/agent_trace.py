@@ -13,13 +13,17 @@ agent traces carry (its own files are not read as such: map them to these names)
 - `newly_append_tokens` of call k + 1: what the agent appended to the context before it
   (the call k's answer and the tool results); less call k's `output_tokens` (0 when not
   given) it is the tool result's size (at least 1 token).
-- `prefix_tokens` (the context the call reuses) is read and checked to be a whole number;
-  the server's own answers and the replayed results rebuild the context, so it is not sent.
+- The first call's prompt is `prefix_tokens + newly_append_tokens` of call 0 (a system
+  prompt it reuses and its own text); later calls' `prefix_tokens` are read and checked to
+  be whole numbers, but the server's own answers and the replayed results rebuild the
+  context, so they are not sent.
+- `output_tokens`: each call's answer length, sent as its `max_tokens`.
 
 A task replays as its depth (calls - 1), each tool call's latency and each tool result's
-size; the first call's prompt and every answer's length are the run's workload's, and the
-idle between tasks is the think time's draw. Agent a's task t replays trace task
-(a + t x N) mod T of the T tasks in file order, N the level's agents.
+size, its first prompt's length and each call's answer length; a length the trace leaves
+out (absent or 0) is the run's workload's, and the idle between tasks is the think time's
+draw. Agent a's task t replays trace task (a + t x N) mod T of the T tasks in file order,
+N the level's agents.
 """
 
 from __future__ import annotations
@@ -27,13 +31,23 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 from servecap.core.errors import bad_setting
 
-# One task's replayed shape: each tool call's latency (s) and each tool result's tokens.
-TraceTask = tuple[tuple[float, ...], tuple[int, ...]]
 MAX_CALLS_PER_TASK = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class TraceTask:
+    """One task's replayed shape: each tool call's latency (s) and result size (tokens),
+    the first prompt's tokens and each call's answer tokens (0: the run's)."""
+
+    latencies: tuple[float, ...]
+    sizes: tuple[int, ...]
+    prompt_tokens: int = 0
+    output_tokens: tuple[int, ...] = ()
 
 
 def parse_agent_trace(text: str, name: str) -> tuple[TraceTask, ...]:
@@ -103,16 +117,20 @@ def _task(task_id: str, rows: list[tuple[int, dict[str, Any]]], name: str) -> Tr
     sizes = tuple(max(1, int(after.get("newly_append_tokens", 0))
                       - int(before.get("output_tokens", 0)))
                   for before, after in zip(ordered, ordered[1:], strict=False))
-    return latencies, sizes
+    first = ordered[0]
+    prompt = int(first.get("prefix_tokens", 0)) + int(first.get("newly_append_tokens", 0))
+    outputs = tuple(int(row.get("output_tokens", 0)) for row in ordered)
+    return TraceTask(latencies, sizes, prompt, outputs)
 
 
 def trace_json(tasks: tuple[TraceTask, ...]) -> str:
     """The tasks as compact JSON text (a level travels to worker processes as fields)."""
-    return json.dumps([[list(lat), list(sizes)] for lat, sizes in tasks],
-                      separators=(",", ":"))
+    return json.dumps([[list(t.latencies), list(t.sizes), t.prompt_tokens,
+                        list(t.output_tokens)] for t in tasks], separators=(",", ":"))
 
 
 def tasks_of_json(text: str) -> tuple[TraceTask, ...]:
     """`trace_json`'s text back as tasks."""
-    return tuple((tuple(float(x) for x in lat), tuple(int(n) for n in sizes))
-                 for lat, sizes in json.loads(text))
+    return tuple(TraceTask(tuple(float(x) for x in lat), tuple(int(n) for n in sizes),
+                           int(prompt), tuple(int(n) for n in outputs))
+                 for lat, sizes, prompt, outputs in json.loads(text))

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from servecap.workload.agent_trace import TraceTask
 from servecap.workload.datasets import Message
 from servecap.workload.lengths import LengthDist, parse_count_spec
 from servecap.workload.prompts import CHARS_PER_TOKEN
@@ -38,6 +39,14 @@ class TaskDraw:
     tool_result_tokens: tuple[int, ...]
     idle_s: float
     fan_out: int = 0  # sub-agents the task's first call spawns
+    # a replayed trace's lengths (0: the run's): the first prompt's, each call's answer's
+    prompt_tokens: int = 0
+    output_tokens: tuple[int, ...] = ()
+
+    def max_tokens(self, call: int, default: int) -> int:
+        """Call `call`'s (from 1) answer length: the trace's, else `default`."""
+        recorded = self.output_tokens[call - 1] if call <= len(self.output_tokens) else 0
+        return recorded or default
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +60,7 @@ class AgentDraws:
     seed: int
     fan_out: LengthDist | None = None
     # a replayed trace (`workload.agent_trace`): its tasks' shapes instead of the draws
-    trace: tuple[tuple[tuple[float, ...], tuple[int, ...]], ...] = ()
+    trace: tuple[TraceTask, ...] = ()
     agents: int = 1  # the level's agents: which trace task an agent's task replays
 
     @classmethod
@@ -71,13 +80,15 @@ class AgentDraws:
 
     def task(self, agent: int, task: int) -> TaskDraw:
         """Task `task` (from 0) of agent `agent`: the same draws in every process; with a
-        trace, the depth, tool latencies and result sizes of its task (a + t x N) mod T."""
+        trace, the depth, tool latencies, result sizes and lengths of its task
+        (a + t x N) mod T."""
         draw = self._draw(f"{self.seed}:{agent}:{task}", self.fan_out)
         if not self.trace:
             return draw
-        latencies, sizes = self.trace[(agent + task * self.agents) % len(self.trace)]
-        return replace(draw, depth=len(latencies), tool_latency_s=latencies,
-                       tool_result_tokens=sizes)
+        shape = self.trace[(agent + task * self.agents) % len(self.trace)]
+        return replace(draw, depth=len(shape.latencies), tool_latency_s=shape.latencies,
+                       tool_result_tokens=shape.sizes, prompt_tokens=shape.prompt_tokens,
+                       output_tokens=shape.output_tokens)
 
     def sub_task(self, agent: int, task: int, sub_agent: int) -> TaskDraw:
         """The chain of sub-agent `sub_agent` (from 1) of a task: no fan-out of its own."""
@@ -144,7 +155,8 @@ class TaskContext:
 
     @classmethod
     def of_length(cls, tokens: int, key: tuple[object, ...]) -> TaskContext:
-        """A context opening with a prompt of exactly `tokens` (a sub-agent's own task)."""
+        """A context opening with a prompt of exactly `tokens` (a sub-agent's own task, a
+        replayed task's recorded prompt)."""
         return cls(fit("Sub-task: ", tokens * CHARS_PER_TOKEN, ("prompt", *key)), key)
 
     def messages(self) -> tuple[Message | ToolTurn, ...]:
