@@ -41,7 +41,8 @@ def test_the_form_replays_a_trace_and_names_a_bad_one(tmp_path: Path) -> None:
                     '\n{"task_id": 1, "call_index": 1, "newly_append_tokens": 7}\n')
     load = build_config(RunForm(base_url=URL, agents="2", agent_trace=str(path)),
                         tmp_path).load_spec()
-    assert isinstance(load, AgentsLoad) and load.trace_json == "[[[0.005],[7]]]"
+    # the tool latency and result size; no lengths recorded (0: the run's)
+    assert isinstance(load, AgentsLoad) and load.trace_json == "[[[0.005],[7],0,[0,0]]]"
     path.write_text("not json\n")
     with pytest.raises(UserInputError) as caught:
         build_config(RunForm(base_url=URL, agents="2", agent_trace=str(path)), tmp_path)
