@@ -10,7 +10,8 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 SETUP = (
     "pip install -e '.[all]' && servecap demo\n"
-    "pip install -e '.[dev]' && python -m pytest\n"
+    "pip install -e '.[dev]' && python -m pytest -n 3 -m 'not alone' && python -m pytest -m "
+    "alone\n"
 )
 
 
