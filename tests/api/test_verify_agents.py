@@ -52,7 +52,7 @@ def test_the_first_level_predicts_then_the_prediction_runs_then_the_search(
     """C_max 8: 8 agents keep 8 x 4 / 16 = 2 streams busy; at 8 streams the latency doubles,
     T = 14 s and its P90 20 x 14 / 10 = 28 s <= 30, so 8 x 20 / 8 = 20 agents (C_max)."""
     options = AgentsVerifyOptions(slo=SLO_30, search=search, tolerance=0.01, budget=12)
-    plan = AgentsVerifyPlan(AgentsLoad(agents=[1]), SLO_30, 8, CURVE, options)
+    plan = AgentsVerifyPlan(AgentsLoad(agents=[1]), 8, CURVE, options)
     assert drive(plan, holds) == expected
     assert plan.prediction is not None and plan.prediction.agents == 20
 

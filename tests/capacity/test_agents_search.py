@@ -60,7 +60,7 @@ def drive(
 
 
 def new_search(**extra: object) -> AgentCapacitySearch:
-    return AgentCapacitySearch(SLO_P90, 60.0, ProbeSettings(), 3600.0, TASK, **extra)
+    return AgentCapacitySearch(SLO_P90, ProbeSettings(), 3600.0, TASK, **extra)
 
 
 def test_the_concurrency_boundary_then_agents_doubled_and_bisected():
@@ -108,7 +108,7 @@ def test_the_agents_search_stops_at_its_maximum():
 
 
 def test_no_time_left_runs_no_level():
-    search = AgentCapacitySearch(SLO_P90, 60.0, ProbeSettings(), 0.0, TASK)
+    search = AgentCapacitySearch(SLO_P90, ProbeSettings(), 0.0, TASK)
     assert drive(search, lambda c: 10.0, lambda n: 1.0) == []
     assert search.out_of_time
 

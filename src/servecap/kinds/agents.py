@@ -123,6 +123,9 @@ class AgentsLoad(LoadPlan):
 
 
 class AgentsKind(LoadKind):
+    def judged_per_call(self) -> bool:
+        return False  # on its tasks: `kinds.agents_verdict`
+
     def summary_fields(self, key: LevelKey, records: list[RequestRecord]) -> dict[str, Any]:
         return {"kind_block": agent_fields(records, int(key.value))}
 

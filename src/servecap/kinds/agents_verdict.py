@@ -137,18 +137,34 @@ def plan_agents(levels: Sequence[LevelSummary], slo: SLO) -> AgentsPlan | None:
     )
 
 
+def concurrency_boundary(
+    levels: Sequence[LevelSummary], slo: SLO,
+) -> tuple[int | None, list[tuple[int, float]]]:
+    """C_max of the closed levels among `levels` under `slo`, and their latency curve
+    ((concurrency, mean latency in s), what `predict_from` scales by)."""
+    closed_levels = [lv for lv in levels if closed.KIND.owns(lv.key)]
+    c_max = plan_levels(closed_levels, slo, lambda key: closed.KIND).c_max
+    return c_max, [(int(lv.key.value), lv.latency_mean_s) for lv in closed_levels
+                   if lv.latency_mean_s]
+
+
+def predict_from(
+    level: LevelSummary, curve: Sequence[tuple[int, float]], c_max: int | None, slo: SLO,
+) -> AgentsPrediction | None:
+    """`stats.agents_prediction` from one agents level, a latency curve and its C_max,
+    within `slo`'s task time (None without a C_max or whole tasks)."""
+    tasks = agent_tasks(level.kind_block or {}, int(level.key.value), slo.statistic)
+    if not c_max or tasks is None:
+        return None
+    return predict_agents(curve, c_max, tasks, slo.task_time_s)
+
+
 def _prediction(
     levels: Sequence[LevelSummary], slo: SLO, level: LevelSummary,
 ) -> tuple[int | None, AgentsPrediction | None]:
     """C_max of the run's closed levels and the prediction from them and `level`."""
-    closed_levels = [lv for lv in levels if closed.KIND.owns(lv.key)]
-    c_max = plan_levels(closed_levels, slo, lambda key: closed.KIND).c_max
-    tasks = agent_tasks(level.kind_block or {}, int(level.key.value), slo.statistic)
-    if not c_max or tasks is None:
-        return c_max, None
-    curve = [(int(lv.key.value), lv.latency_mean_s) for lv in closed_levels
-             if lv.latency_mean_s]
-    return c_max, predict_agents(curve, c_max, tasks, slo.task_time_s)
+    c_max, curve = concurrency_boundary(levels, slo)
+    return c_max, predict_from(level, curve, c_max, slo)
 
 
 def agents_plan_sentence(name: str, plan: AgentsPlan, slo: SLO) -> str:

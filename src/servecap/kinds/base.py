@@ -204,6 +204,11 @@ class LoadKind:
         per-user rates of its requests add up to the system's)."""
         return None
 
+    def judged_per_call(self) -> bool:
+        """Whether `plan` judges its levels on the per-call SLOs (TTFT, TPS) and counts them
+        for C_max; a kind that judges its levels otherwise says so here."""
+        return True
+
     def users_at(self, key: LevelKey, latency_mean_s: float, think_time_s: float) -> int | None:
         """Users the top level within the SLOs stands for (None: the kind cannot say)."""
         return None

@@ -26,8 +26,7 @@ from servecap.api.run.run import Secrets, run_benchmark
 from servecap.api.run.run_config import RunConfig
 from servecap.core.errors import SettingError, bad_setting
 from servecap.kinds.agents import AgentsLoad
-from servecap.kinds.agents_verdict import agent_tasks
-from servecap.stats.agents_prediction import AgentsPrediction, predict_agents
+from servecap.kinds.agents_verdict import predict_from
 from servecap.stats.search import SearchStatus
 from servecap.storage.agents_answer import AgentFields
 from servecap.storage.capacity_answer import CapacityAnswer, ProbeRow, Status, write_answer
@@ -70,7 +69,7 @@ def find_agents_capacity(
     task = options.agent_task or AgentsLoad(agents=[1], seed=config.seed)
     task = task.model_copy(update={"duration_s": options.agents_duration_s})
     search = AgentCapacitySearch(
-        options.slo(), options.task_time_slo_s,
+        options.slo(),
         ProbeSettings(options.confidence, options.first_look), options.search_budget_s(),
         task, options.max_agents, options.max_concurrency)
     watch = SearchWatch(progress or NullProgress(), search=search)
@@ -95,7 +94,11 @@ def agents_answer(
     base = search_answer(config, options, options.slo(), search.concurrency, watch, started)
     result = search.result()
     best, missed = search.probe(result.lower), search.probe(result.upper)
-    prediction = _prediction(search, base.c_max, best or _lowest(search), options)
+    level = best or _lowest(search)
+    curve = [(p.concurrency, p.summary.latency_mean_s) for p in search.concurrency.probes
+             if p.summary.latency_mean_s]
+    prediction = (predict_from(level.summary, curve, base.c_max, search.slo)
+                  if level is not None else None)
     scale = search.time_scale
     agents = AgentFields(
         agents_max=result.lower, first_miss=result.upper,
@@ -115,21 +118,6 @@ def agents_answer(
         "probes": base.probes + [_row(p) for p in search.probes],
         "elapsed_s": time.monotonic() - started,
     })
-
-
-def _prediction(
-    search: AgentCapacitySearch, c_max: int | None, level: AgentMeasured | None,
-    options: CapacityOptions,
-) -> AgentsPrediction | None:
-    """`stats.agents_prediction` from the concurrency probes' latencies and one agents
-    level (the highest that passed, else the lowest probed), on the server's clock."""
-    tasks = (agent_tasks(level.summary.kind_block or {}, level.agents, options.statistic)
-             if level is not None else None)
-    if not c_max or tasks is None:
-        return None
-    curve = [(p.concurrency, p.summary.latency_mean_s) for p in search.concurrency.probes
-             if p.summary.latency_mean_s]
-    return predict_agents(curve, c_max, tasks, options.task_time_slo_s / search.time_scale)
 
 
 def _lowest(search: AgentCapacitySearch) -> AgentMeasured | None:

@@ -31,7 +31,7 @@ from servecap.api.run.plans import Step, Steps
 from servecap.core.config import SLO, on_clock
 from servecap.core.summary import LevelSummary
 from servecap.kinds.agents import AgentsLevel, AgentsLoad
-from servecap.kinds.agents_verdict import AgentVerdict, judge_agents
+from servecap.kinds.agents_verdict import AgentVerdict, judge_level
 from servecap.stats.search import BoundarySearch, SearchResult
 from servecap.workload.think_time import parse_think_time
 
@@ -57,8 +57,7 @@ class AgentMeasured:
 class AgentCapacitySearch:
     """The two phases' plan (see the module); `probes` fills as the engine measures them."""
 
-    slo: SLO  # the per-call SLOs (real time until `use_clock`)
-    task_slo_s: float  # real time
+    slo: SLO  # the per-call and task-time SLOs (real time until `use_clock`)
     settings: ProbeSettings
     budget_s: float
     task: AgentsLoad  # the agents' task shape and duration, on real time
@@ -116,10 +115,7 @@ class AgentCapacitySearch:
             summary = yield Step(self.probe_level(agents))
             if summary is None:
                 return  # stopped: the level recorded nothing
-            verdict = judge_agents(summary.kind_block or {},
-                                   summary.value("ttft", self.slo.statistic),
-                                   self.task_slo_s / self.time_scale, self.slo.ttft_ms,
-                                   self.slo.statistic)
+            verdict = judge_level(summary, self.slo)
             self.probes.append(AgentMeasured(agents, verdict, summary))
             self.search.record(agents, verdict.passed)
 

@@ -163,7 +163,8 @@ def verify_config(run: Run, load: LoadPlan, out_dir: str, what: str = "multi-tur
     return RunConfig.model_validate(stored)
 
 
-def _source(paths: list[Path]) -> Run:
+def sweep_run(paths: list[Path]) -> Run:
+    """The one run `paths` name (verify takes one)."""
     runs = load_runs(paths)
     if len(runs) != 1:
         raise UserInputError(f"verify takes one run directory; {len(runs)} runs found")
@@ -175,7 +176,7 @@ def verify(
     progress: ProgressSink | None = None,
 ) -> tuple[Verification, RunOutcome]:
     """Predict from the sweep, run the users, optionally search; bad input raises first."""
-    run = _source([path])
+    run = sweep_run([path])
     prediction = _sweep_plan(run, _slo(options))
     return verify_users(run, options, prediction, secrets, progress)
 

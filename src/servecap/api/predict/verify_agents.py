@@ -3,7 +3,7 @@ far off it was.
 
 The sweep gives C_max and its latency curve under the SLOs. A first level of N = C_max
 agents (the task's shape from the flags) measures what a task costs the server
-(`kinds.agents_verdict.agent_tasks`); from it and the curve `stats.agents_prediction`
+(`kinds.agents_verdict.predict_from`); from it and the curve `stats.agents_prediction`
 predicts the agents within the task-time SLO. The predicted N runs next (unless it is the
 first level again), judged on the task time and per-call TTFT (`kinds.agents_verdict`). A
 miss, or `search`, brackets and bisects from every level measured so far: the first
@@ -20,22 +20,25 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from servecap.api.predict.verify import verify_config
+from servecap.api.predict.verify import sweep_run, verify_config
 from servecap.api.run.plans import Step, Steps
 from servecap.api.run.progress import NullProgress, ProgressSink
 from servecap.api.run.run import RunOutcome, Secrets, run_benchmark
 from servecap.core.config import SLO
 from servecap.core.errors import UserInputError
 from servecap.core.summary import LevelSummary
-from servecap.kinds import closed
 from servecap.kinds.agents import AgentsLevel, AgentsLoad
-from servecap.kinds.agents_verdict import agent_tasks, judge_level, plan_agents
-from servecap.stats.agents_prediction import AgentsPrediction, predict_agents
-from servecap.stats.capacity import plan_levels
+from servecap.kinds.agents_verdict import (
+    concurrency_boundary,
+    judge_level,
+    plan_agents,
+    predict_from,
+)
+from servecap.stats.agents_prediction import AgentsPrediction
 from servecap.stats.response_time import relative_error
 from servecap.stats.search import DEFAULT_BUDGET, DEFAULT_FACTOR, DEFAULT_TOLERANCE, BoundarySearch
 from servecap.storage.agents_verification import AgentsVerification, write_agents_verification
-from servecap.storage.runs import Run, load_runs
+from servecap.storage.runs import Run
 
 
 class AgentsVerifyOptions(BaseModel):
@@ -55,7 +58,6 @@ class AgentsVerifyPlan:
     """The first level of C_max agents, the predicted N, then the search (see the module)."""
 
     task: AgentsLoad  # the task's shape, duration and seed; `agents` is set per level
-    slo: SLO
     c_max: int
     curve: list[tuple[int, float]]
     options: AgentsVerifyOptions
@@ -83,8 +85,8 @@ class AgentsVerifyPlan:
         if summary is None:
             return  # stopped: the level recorded nothing
         self.summaries.append(summary)
-        self.prediction = self._predict(first, summary)
-        passed = {first: judge_level(summary, self.slo).passed}
+        self.prediction = predict_from(summary, self.curve, self.c_max, self.options.slo)
+        passed = {first: judge_level(summary, self.options.slo).passed}
         agents: int | None = self._start()
         while agents is not None and len(passed) <= self.options.budget:
             if agents not in passed:
@@ -92,16 +94,10 @@ class AgentsVerifyPlan:
                 if summary is None:
                     return
                 self.summaries.append(summary)
-                passed[agents] = judge_level(summary, self.slo).passed
+                passed[agents] = judge_level(summary, self.options.slo).passed
             if agents == self._start() and passed[agents] and not self.options.search:
                 return  # the prediction held: nothing to search for
             agents = self._next(passed)
-
-    def _predict(self, agents: int, summary: LevelSummary) -> AgentsPrediction | None:
-        tasks = agent_tasks(summary.kind_block or {}, agents, self.slo.statistic)
-        if tasks is None:
-            return None
-        return predict_agents(self.curve, self.c_max, tasks, self.slo.task_time_s)
 
     def _start(self) -> int:
         predicted = self.prediction.agents if self.prediction is not None else 1
@@ -123,13 +119,10 @@ def verify_agents(
     progress: ProgressSink | None = None,
 ) -> tuple[AgentsVerification, RunOutcome]:
     """Predict the agents from the sweep at `path`, run them; bad input raises first."""
-    runs = load_runs([path])
-    if len(runs) != 1:
-        raise UserInputError(f"verify takes one run directory; {len(runs)} runs found")
-    run = runs[0]
+    run = sweep_run([path])
     c_max, curve = _sweep(run, options.slo)
     config = verify_config(run, task, options.out_dir or str(run.path.parent), "agents")
-    plan = AgentsVerifyPlan(task, options.slo, c_max, curve, options)
+    plan = AgentsVerifyPlan(task, c_max, curve, options)
     outcome = run_benchmark(config, secrets, progress or NullProgress(), plan=plan)
     result = _verification(run, plan)
     write_agents_verification(outcome.run_dir, result)
@@ -138,24 +131,22 @@ def verify_agents(
 
 def _sweep(run: Run, slo: SLO) -> tuple[int, list[tuple[int, float]]]:
     """The sweep's C_max under `slo` and its closed levels' mean latencies."""
-    levels = [lv for lv in run.levels if closed.KIND.owns(lv.key)]
-    c_max = plan_levels(levels, slo, lambda key: closed.KIND).c_max if levels else None
+    c_max, curve = concurrency_boundary(run.levels, slo)
     if not c_max:
         raise UserInputError(f"{run.path}: verifying agents needs a concurrency sweep with "
                              f"a level within the SLOs ({slo.statistic}) to predict from")
-    return c_max, [(int(lv.key.value), lv.latency_mean_s) for lv in levels
-                   if lv.latency_mean_s]
+    return c_max, curve
 
 
 def _verification(run: Run, plan: AgentsVerifyPlan) -> AgentsVerification:
-    judged = plan_agents(plan.summaries, plan.slo)
+    judged = plan_agents(plan.summaries, plan.options.slo)
     if judged is None:
         raise UserInputError("the verify run measured no agents level")
     prediction = plan.prediction
     verified = judged.agents_max
     predicted = prediction.agents if prediction is not None else None
     return AgentsVerification(
-        source_run=str(run.path), slo=plan.slo, c_max=plan.c_max,
+        source_run=str(run.path), slo=plan.options.slo, c_max=plan.c_max,
         calibration=plan.calibration(), predicted_agents=predicted,
         predicted_streams=prediction.streams if prediction else None,
         predicted_bound=prediction.bound if prediction else None,

@@ -13,7 +13,7 @@ from servecap.api.stored.cost import boundary_cost
 from servecap.core.config import SLO
 from servecap.core.cost import CostFields
 from servecap.core.level_key import LevelKey
-from servecap.kinds.agents_verdict import AGENTS_PREFIX, AgentsPlan
+from servecap.kinds.agents_verdict import AgentsPlan
 from servecap.kinds.base import KindTable
 from servecap.kinds.registry import kind_of
 from servecap.metrics.energy import energy_at
@@ -94,9 +94,10 @@ class CapacityReport(BaseModel):
 
 
 def plan_run(run: Run, slo: SLO, include_partial: bool = False) -> CapacityPlan:
-    """The per-call plan of the run's levels; agents levels are judged on their tasks
-    instead (`RunCapacity.agents`), so a capacity run's probes and agents keep apart."""
-    levels = [lv for lv in run.levels if lv.key.prefix != AGENTS_PREFIX]
+    """The per-call plan of the run's levels that their kind judges per call
+    (`LoadKind.judged_per_call`): agents levels are judged on their tasks instead
+    (`RunCapacity.agents`), so a capacity run's probes and agents keep apart."""
+    levels = [lv for lv in run.levels if kind_of(lv.key).judged_per_call()]
     return plan_levels(levels, slo, kind_of, include_partial)
 
 
