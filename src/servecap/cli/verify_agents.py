@@ -19,11 +19,9 @@ from servecap.cli.common import fail_input
 from servecap.cli.run_cmd import RichProgress
 from servecap.cli.run_flags_sessions import DEFAULTS as SESSIONS
 
-TaskTimeAgentsOption = Annotated[float | None, typer.Option(
-    "--task-time-slo-s", help="--load agents: the task time's statistic (--stat) must stay "
-    "within this many seconds [default: 60]")]
 MaxAgentsOption = Annotated[int | None, typer.Option(
-    help="--load agents: the most agents a level runs [default: 256]")]
+    help="--load agents: the most agents a level runs "
+    f"[default: {AgentsVerifyOptions.model_fields['max_agents'].default}]")]
 
 
 def check_load(

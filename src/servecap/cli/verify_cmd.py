@@ -11,6 +11,7 @@ from rich.console import Console
 from servecap.api.predict.verify import VerifyOptions, summary_line, verify
 from servecap.api.predict.verify_agents import AgentsVerifyOptions
 from servecap.cli import run_flags_agents as af
+from servecap.cli.capacity_load_flags import TaskTimeSloOption
 from servecap.cli.common import (
     SLO_DEFAULTS,
     StatChoice,
@@ -25,7 +26,6 @@ from servecap.cli.run_cmd import RichProgress
 from servecap.cli.run_flags_sessions import DEFAULTS as SESSIONS
 from servecap.cli.verify_agents import (
     MaxAgentsOption,
-    TaskTimeAgentsOption,
     check_load,
     run_agents,
 )
@@ -62,7 +62,7 @@ def verify_cmd(
     load: Annotated[str, typer.Option(
         help="users (virtual users in conversations) or agents (concurrent agents within "
         "--task-time-slo-s)")] = "users",
-    task_time_slo_s: TaskTimeAgentsOption = None,
+    task_time_slo_s: TaskTimeSloOption = None,
     max_agents: MaxAgentsOption = None,
     agent_depth: af.AgentDepthOption = af.AGENT_DEFAULTS.depth,
     tool_latency: af.ToolLatencyOption = af.AGENT_DEFAULTS.tool_latency,
